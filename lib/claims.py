@@ -1,0 +1,117 @@
+"""The claims ledger: what each paper says, what we measured, and whether it held.
+
+A :class:`Claim` stores the paper's statement, the measured value (for a claim over many
+cases, the worst case), a comparison ``op`` and ``threshold``.  ``holds`` is computed from
+those three, never set by hand.  ``expected`` records whether the suite expects the claim to
+hold at quick scale on seeds 0-4; tests assert the expected ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
+FIELDS = ("paper", "name", "statement", "measured", "op", "threshold", "expected", "note")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper.
+
+    ``holds`` is ``measured <op> threshold``; a NaN measurement never holds, so a failed
+    computation reports itself as a failed claim instead of hiding behind an exception.
+    """
+
+    paper: str
+    name: str
+    statement: str
+    measured: float
+    op: str
+    threshold: float
+    expected: bool
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise ValueError(f"op must be one of {sorted(OPS)}, got {self.op!r}")
+        object.__setattr__(self, "measured", float(self.measured))
+        object.__setattr__(self, "threshold", float(self.threshold))
+        object.__setattr__(self, "expected", bool(self.expected))
+
+    @property
+    def holds(self) -> bool:
+        if math.isnan(self.measured):
+            return False
+        return bool(OPS[self.op](self.measured, self.threshold))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["holds"] = self.holds
+        return d
+
+
+def failed(paper: str, names_statements: Iterable[tuple[str, str, str, float, bool]],
+           reason: str) -> list[Claim]:
+    """Claims for a computation that could not run: NaN measured, so none holds."""
+    return [Claim(paper, n, s, math.nan, op, thr, exp, note=f"computation failed: {reason}")
+            for n, s, op, thr, exp in names_statements]
+
+
+def unexpected_failures(claims: Sequence[Claim]) -> list[Claim]:
+    return [c for c in claims if c.expected and not c.holds]
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return "nan"
+    if x == 0 or 1e-3 <= abs(x) < 1e5:
+        return f"{x:.4g}"
+    return f"{x:.3e}"
+
+
+def table_rows(claims: Sequence[Claim]) -> list[list[str]]:
+    rows = []
+    for c in claims:
+        verdict = "holds" if c.holds else "FAILS"
+        flag = "" if c.holds == c.expected else (" (unexpected)" if c.expected else " (expected)")
+        rows.append([c.paper, c.name, _fmt(c.measured), f"{c.op} {_fmt(c.threshold)}",
+                     verdict + flag, c.note])
+    return rows
+
+
+HEADER = ["paper", "claim", "measured", "target", "result", "note"]
+
+
+def format_table(claims: Sequence[Claim], width: int = 60) -> str:
+    """Plain-text table; long notes are cut to ``width`` characters."""
+    rows = [[*r[:-1], (r[-1][: width - 1] + "…") if len(r[-1]) > width else r[-1]]
+            for r in table_rows(claims)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(HEADER)]
+    line = "  ".join(h.ljust(w) for h, w in zip(HEADER, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    return "\n".join(out)
+
+
+def format_markdown(claims: Sequence[Claim]) -> str:
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for r in table_rows(claims):
+        out.append("| " + " | ".join(v.replace("|", "\\|") for v in r) + " |")
+    return "\n".join(out)
+
+
+def to_json(claims: Sequence[Claim]) -> str:
+    return json.dumps([c.to_dict() for c in claims], indent=1)
+
+
+def to_frame(claims: Sequence[Claim]):
+    """A pandas DataFrame of the claims (notebooks show it)."""
+    import pandas as pd
+
+    return pd.DataFrame([c.to_dict() for c in claims],
+                        columns=[*FIELDS, "holds"])

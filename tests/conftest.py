@@ -1,0 +1,65 @@
+"""Shared fixtures: device, markers, seeding, and the Triton interpreter on CPU.
+
+``TRITON_INTERPRET`` must be set before any ``@triton.jit`` runs, i.e. before
+``icml26.kernels`` is imported, so it is set here at collection time when no GPU is present.
+Panel fixtures live in ``tests/dashboards/conftest.py`` so kernel tests run without panel.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+try:
+    import torch
+
+    _HAS_CUDA = torch.cuda.is_available()
+except ImportError:  # pragma: no cover
+    _HAS_CUDA = False
+
+if not _HAS_CUDA:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cuda" if _HAS_CUDA else "cpu",
+                     help="torch device for the tests (default: cuda when available)")
+    parser.addoption("--gpu", action="store_true", help="run tests marked gpu")
+    parser.addoption("--ui", action="store_true",
+                     help="run browser tests (needs /usr/bin/chromium; always on when CI=true)")
+    parser.addoption("--skip-slow", action="store_true", help="skip tests marked slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    run_ui = config.getoption("--ui") or IN_CI
+    run_gpu = config.getoption("--gpu")
+    for item in items:
+        if "ui" in item.keywords and not run_ui:
+            item.add_marker(pytest.mark.skip(reason="browser test: pass --ui (or set CI=true) "
+                                             "with Debian's chromium installed"))
+        if "gpu" in item.keywords and not (run_gpu and _HAS_CUDA):
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA device and --gpu"))
+        if "slow" in item.keywords and config.getoption("--skip-slow"):
+            item.add_marker(pytest.mark.skip(reason="--skip-slow"))
+
+
+@pytest.fixture
+def device(request):
+    return torch.device(request.config.getoption("--device"))
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything():
+    random.seed(0)
+    try:
+        import numpy as np
+
+        np.random.seed(0)
+    except ImportError:  # pragma: no cover
+        pass
+    torch.manual_seed(0)
+    yield
