@@ -39,6 +39,7 @@ equations below are our reconstruction, consistent with every public statement):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -135,10 +136,15 @@ def population_pmf(base: torch.Tensor, heterogeneity: float, nodes: int = 48) ->
         raise ValueError(f"heterogeneity must be >= 0, got {heterogeneity}")
     if heterogeneity == 0:
         return base.clone()
-    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    x, w = _hermite_nodes(nodes)
     theta = torch.as_tensor(x * heterogeneity, dtype=base.dtype)
     weights = torch.as_tensor(w / w.sum(), dtype=base.dtype)
     return (weights[:, None] * tilt(base, theta)).sum(0)
+
+
+@functools.lru_cache(maxsize=4)
+def _hermite_nodes(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.hermite_e.hermegauss(nodes)
 
 
 def marginals(pmf: torch.Tensor, k_max: int | None = None) -> torch.Tensor:
@@ -324,11 +330,20 @@ def surrogate_dp(pmf: Sequence[float] | torch.Tensor, budget: int, rounds: int,
     return DPResult(torch.stack(values[::-1]), torch.stack(spends[::-1]), exp_now, dist)
 
 
-def evaluate_policy(spend: torch.Tensor, pmf: torch.Tensor, discount: float = 1.0,
-                    impl: str = "auto") -> torch.Tensor:
-    """Exact value ``[T, B+1, B+1]`` of a fixed spend table under a homogeneous pmf."""
+def evaluate_policy(spend: torch.Tensor, pmf: torch.Tensor | None = None,
+                    discount: float = 1.0, impl: str = "auto",
+                    tables: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    """Exact value ``[T, B+1, B+1]`` of a fixed spend table under a homogeneous pmf.
+
+    ``tables`` reuses ``(expected_now, recruit_pmf)`` of a :class:`DPResult` for the same
+    pmf instead of recomputing them from ``pmf``.
+    """
     rounds, size, _ = spend.shape
-    exp_now, dist = recruit_tables(validate_pmf(pmf), size - 1, impl=impl)
+    if tables is None:
+        if pmf is None:
+            raise ValueError("evaluate_policy needs pmf or tables")
+        tables = recruit_tables(validate_pmf(pmf), size - 1, impl=impl)
+    exp_now, dist = tables
     v_next = torch.zeros(size, size, dtype=DTYPE)
     out = []
     for t in reversed(range(rounds)):
@@ -584,6 +599,13 @@ def stress_state(dp: DPResult) -> tuple[int, int, int]:
     return arg
 
 
+def _z(diff: float, se: float) -> float:
+    """``diff / se``; a deterministic outcome (se = 0) is 0 when it agrees, inf when not."""
+    if se > 0:
+        return diff / se
+    return 0.0 if abs(diff) <= 1e-9 else math.inf
+
+
 def figure_dp_vs_mc_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
     """F3 (left): DP value vs Monte Carlo of its policy in the homogeneous model it assumes.
 
@@ -604,7 +626,7 @@ def figure_dp_vs_mc_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
         mc, se = mean_se(sim)
         v = dp.v(budget, m0, t)
         rows.append({"kind": kind, "round": t, "budget": budget, "m0": m0, "dp": v, "mc": mc,
-                     "se": se, "z": (v - mc) / se})
+                     "se": se, "z": _z(v - mc, se)})
     return {"rows": rows}
 
 
@@ -669,6 +691,23 @@ def figure_heterogeneous_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
                           max(cfg.m0, cfg.budget), g)
     mc, se = mean_se(simulate("dp", pop, cfg.budget, cfg.m0, cfg.rounds, dp, cfg.discount))
     return {"surrogate": dp.v(cfg.budget, cfg.m0), "mc": mc, "se": se}
+
+
+def dp_runtime_data(budgets: Sequence[int] = (10, 20, 30, 40, 60), rounds: int = 4,
+                    repeats: int = 3) -> list[dict]:
+    """F3 (right): best-of-``repeats`` wall time of the DP per budget (a figure, never a
+    claim: timings depend on the machine)."""
+    import time
+
+    rows = []
+    for b in budgets:
+        best = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            surrogate_dp(SPEC_PMF, b, rounds)
+            best = min(best, time.perf_counter() - start)
+        rows.append({"budget": b, "rounds": rounds, "seconds": best})
+    return rows
 
 
 # --------------------------------------------------------------------------- claims

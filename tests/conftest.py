@@ -26,7 +26,8 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def pytest_addoption(parser):
-    parser.addoption("--device", default="cuda" if _HAS_CUDA else "cpu",
+    # "--device" belongs to pytest-playwright (browser emulation), hence "--torch-device"
+    parser.addoption("--torch-device", default="cuda" if _HAS_CUDA else "cpu",
                      help="torch device for the tests (default: cuda when available)")
     parser.addoption("--gpu", action="store_true", help="run tests marked gpu")
     parser.addoption("--ui", action="store_true",
@@ -49,7 +50,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def device(request):
-    return torch.device(request.config.getoption("--device"))
+    return torch.device(request.config.getoption("--torch-device"))
 
 
 @pytest.fixture(autouse=True)

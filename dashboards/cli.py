@@ -1,0 +1,101 @@
+"""``icml26`` command line: ``claims`` (the ledger) and ``serve`` (every dashboard).
+
+``claims`` never imports panel; ``serve`` imports the dashboards lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+
+from icml26 import claims as ledger
+from icml26 import papers
+
+
+def _claims(args: argparse.Namespace) -> int:
+    selected = [papers.get(s) for s in args.slugs] if args.slugs else papers.reproduced()
+    everything: list[ledger.Claim] = []
+    broken: list[str] = []
+    for p in selected:
+        if not p.reproduced:
+            print(f"{p.slug}: planned, not reproduced yet", file=sys.stderr)
+            continue
+        start = time.perf_counter()
+        try:
+            got = p.claims(seed=args.seed, scale=args.scale)
+        except Exception:  # report and go on: one broken paper must not hide the others
+            traceback.print_exc()
+            broken.append(p.slug)
+            continue
+        everything.extend(got)
+        print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
+    if args.json:
+        print(ledger.to_json(everything))
+    elif args.markdown:
+        print(ledger.format_markdown(everything))
+    else:
+        print(ledger.format_table(everything, width=args.note_width))
+    bad = ledger.unexpected_failures(everything)
+    for c in bad:
+        print(f"UNEXPECTED: {c.paper}.{c.name} measured {c.measured:.6g}, target "
+              f"{c.op} {c.threshold:.6g}", file=sys.stderr)
+    return 1 if bad or broken else 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import panel as pn
+    from icml26.dashboards.index import create_index
+
+    apps = {"/": create_index}
+    for p in papers.reproduced():
+        apps[f"/{p.slug}"] = p.dashboard().create_app
+    print(f"serving {len(apps) - 1} papers at http://{args.address}:{args.port}/",
+          file=sys.stderr)
+    pn.serve(apps, address=args.address, port=args.port, show=args.show,
+             allow_websocket_origin=[f"{args.address}:{args.port}", f"localhost:{args.port}"],
+             title="icml26")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    for p in papers.PAPERS:
+        print(f"{p.slug:18s} {p.status:11s} {p.arxiv or '-':11s} {p.title}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="icml26", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("claims", help="recompute and print every reproduced paper's claims")
+    c.add_argument("slugs", nargs="*", help="papers to run (default: every reproduced one)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--scale", choices=["quick", "paper"], default="quick")
+    fmt = c.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="a JSON list of claims")
+    fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
+    c.add_argument("--note-width", type=int, default=60, help="cut notes to this width")
+    c.set_defaults(func=_claims)
+    s = sub.add_parser("serve", help="serve every dashboard and an index page")
+    s.add_argument("--address", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=5006)
+    s.add_argument("--show", action="store_true", help="open a browser")
+    s.set_defaults(func=_serve)
+    ls = sub.add_parser("list", help="list the 19 papers and their status")
+    ls.set_defaults(func=_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:  # bad slug etc.: a message, not a traceback
+        print(f"icml26: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""Explorer for "Adaptive Multi-Round Allocation with Stochastic Arrivals" (recruitment).
+
+Live views (exact, from the surrogate DP): capacity survival curves, the value of the DP
+policy and of two spend-schedule baselines versus budget, and the optimal first-round spend.
+Behind the Run button (Monte Carlo, with progress): every policy in the heterogeneous
+simulator with common random numbers (F2), and the misspecification loss with its bound (F4).
+
+Serve alone with ``panel serve dashboards/recruitment.py`` or with every paper via
+``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+import torch
+from icml26 import recruitment as rec
+
+POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
+                 "greedy": "#ff7f0e", "spend_all": "#d62728"}
+
+
+@functools.lru_cache(maxsize=64)
+def _dp_cached(pmf: tuple[float, ...], budget: int, rounds: int, discount: float,
+               allow_save: bool, tail: str) -> rec.DPResult:
+    return rec.surrogate_dp(pmf, budget, rounds, discount, allow_save, tail)
+
+
+@functools.lru_cache(maxsize=64)
+def _schedule_values(pmf: tuple[float, ...], budget: int, rounds: int, discount: float):
+    """Exact homogeneous values of the spend-all and uniform spend schedules vs budget."""
+    dp = _dp_cached(pmf, budget, rounds, discount, True, "lump")
+    tables = (dp.expected_now, dp.recruit_pmf)
+    size = budget + 1
+    b = torch.arange(size)[None, :, None].expand(rounds, size, size)
+    t = torch.arange(rounds)[:, None, None]
+    spend_all = rec.evaluate_policy(b.clone(), discount=discount, tables=tables)
+    uniform = rec.evaluate_policy((b // (rounds - t)).clone(), discount=discount, tables=tables)
+    return spend_all, uniform
+
+
+class RecruitmentExplorer(pn.viewable.Viewer):
+    """Sweep budget, horizon and the capacity model; watch the DP save coupons."""
+
+    budget = param.Integer(20, bounds=(5, 60), doc="Total coupon budget B (spec range 5-60).")
+    rounds = param.Integer(4, bounds=(1, 8), doc="Number of recruitment rounds T.")
+    m0 = param.Integer(3, bounds=(1, 20), doc="Initial frontier size (seeds holding coupons).")
+    family = param.Selector(default="custom", objects=list(rec.FAMILIES),
+                            doc="Capacity family: 'custom' is the spec's pmf (mean 1.87, K=6); "
+                                "the others use mean_capacity and k_max.")
+    mean_capacity = param.Number(1.87, bounds=(0.5, 5.0), step=0.01,
+                                 doc="Mean referral capacity (not used by 'custom'); must be "
+                                     "below k_max.")
+    k_max = param.Integer(6, bounds=(2, 10), doc="Largest capacity K (not used by 'custom').")
+    heterogeneity = param.Number(0.5, bounds=(0.0, 2.0), step=0.05,
+                                 doc="Sd of each person's logit (exponential-tilt) shift.")
+    discount = param.Number(1.0, bounds=(0.5, 1.0), step=0.01,
+                            doc="Per-round discount of recruits (1 = total recruits).")
+    pitfall = param.Selector(default="none", objects=["none", "drop tail", "no saving"],
+                             doc="Inject a pitfall into the DP: discard the truncated PGF "
+                                 "mass, or forbid saving coupons.")
+    epsilon_max = param.Number(0.5, bounds=(0.05, 0.5), step=0.05,
+                               doc="Largest misspecification eps in the robustness run.")
+    mc_reps = param.Integer(2000, bounds=(200, 20000), softbounds=(200, 10000), step=200,
+                            doc="Monte Carlo runs per budget (Run button).")
+    policies = param.ListSelector(default=list(rec.POLICIES), objects=list(rec.POLICIES),
+                                  doc="Policies shown in the Monte Carlo comparison.")
+    seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the Monte Carlo runs.")
+    run = param.Event(doc="Run the Monte Carlo comparison and the misspecification sweep.")
+
+    #: settings within every bound that the model still rejects (the generic test uses them)
+    INVALID_EXAMPLES = ({"family": "poisson", "mean_capacity": 4.0, "k_max": 3},
+                        {"family": "geometric", "mean_capacity": 2.0, "k_max": 2})
+
+    def __init__(self, **params):
+        self._mc: dict | None = None
+        self._misspec: dict | None = None
+        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
+                                                sizing_mode="stretch_width")
+        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        super().__init__(**params)
+
+    # ------------------------------------------------------------------ model
+    def config(self) -> rec.RecruitmentConfig:
+        """The lib config for the current parameters (raises ValueError when invalid)."""
+        cfg = rec.RecruitmentConfig(
+            family=self.family, mean_capacity=self.mean_capacity, k_max=self.k_max,
+            heterogeneity=self.heterogeneity, budget=self.budget, rounds=self.rounds,
+            m0=self.m0, discount=self.discount, mc_reps=self.mc_reps,
+            budgets=tuple(sorted({max(5, self.budget // 4), max(5, self.budget // 2),
+                                  self.budget})),
+            misspec_eps=tuple(np.round(np.linspace(0, self.epsilon_max, 6), 3)),
+            allow_save=self.pitfall != "no saving",
+            tail="drop" if self.pitfall == "drop tail" else "lump")
+        cfg.validate()
+        return cfg
+
+    def _population(self) -> tuple[float, ...]:
+        cfg = self.config()
+        return tuple(rec.population_pmf(cfg.base_pmf(), cfg.heterogeneity).tolist())
+
+    def _dp(self) -> rec.DPResult:
+        cfg = self.config()
+        return _dp_cached(self._population(), cfg.budget, cfg.rounds, cfg.discount,
+                          cfg.allow_save, cfg.tail)
+
+    def _error(self) -> str:
+        try:
+            self.config()
+        except ValueError as e:
+            return str(e)
+        return ""
+
+    def error_message(self) -> str:
+        """The message the app shows for the current settings ('' when they are valid)."""
+        return self._alert.object if self._alert.visible else ""
+
+    def plot_data(self) -> dict:
+        """The numbers behind the live views (empty arrays when the settings are invalid)."""
+        if self._error():
+            empty = np.zeros(0)
+            return {"budget": empty, "dp": empty, "spend_all": empty, "uniform": empty,
+                    "first_spend": empty, "survival_population": empty,
+                    "survival_tilted": np.zeros((2, 0))}
+        cfg = self.config()
+        pmf = self._population()
+        dp = self._dp()
+        spend_all, uniform = _schedule_values(pmf, cfg.budget, cfg.rounds, cfg.discount)
+        b = np.arange(cfg.budget + 1)
+        m = np.minimum(cfg.m0, b)
+        base = cfg.base_pmf()
+        data = {
+            "budget": b,
+            "dp": dp.value[0, b, m].numpy(),
+            "spend_all": spend_all[0, b, m].numpy(),
+            "uniform": uniform[0, b, m].numpy(),
+            "first_spend": dp.spend[0, b, m].numpy(),
+            "survival_population": rec.marginals(torch.tensor(pmf, dtype=rec.DTYPE)).numpy(),
+            "survival_tilted": rec.marginals(rec.tilt(base, torch.tensor(
+                [-cfg.heterogeneity, cfg.heterogeneity], dtype=base.dtype))).numpy(),
+        }
+        if self._mc is not None:
+            data["mc"] = self._mc["rows"]
+        if self._misspec is not None:
+            data["misspec"] = self._misspec["rows"]
+        return data
+
+    # ------------------------------------------------------------------ views
+    def _message_plot(self, text: str) -> hv.Element:
+        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
+                                            responsive=True, min_height=300)
+
+    @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
+                   "heterogeneity", "discount", "pitfall")
+    def value_view(self) -> hv.Overlay:
+        """Exact value of the DP policy and of two spend schedules vs budget (F2, exact)."""
+        d = self.plot_data()  # invalid settings: empty curves, the alert says why
+        curves = [hv.Curve((d["budget"], d[k]), "budget B", "expected recruits",
+                           label=rec.POLICY_LABELS[k]).opts(color=POLICY_COLORS[k])
+                  for k in ("dp", "uniform", "spend_all")]
+        return hv.Overlay(curves).opts(
+            title=f"Exact value in the surrogate model (T={self.rounds}, m0={self.m0})",
+            legend_position="top_left", responsive=True, min_height=300)
+
+    @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
+                   "heterogeneity", "discount", "pitfall")
+    def spend_view(self) -> hv.Overlay:
+        """Optimal first-round spend vs budget: below the diagonal, the DP saves coupons."""
+        d = self.plot_data()
+        diag = hv.Curve((d["budget"], d["budget"]), "budget B", "first-round spend",
+                        label="spend everything").opts(color="grey", line_dash="dashed")
+        spend = hv.Curve((d["budget"], d["first_spend"]), "budget B", "first-round spend",
+                         label="DP optimum").opts(color=POLICY_COLORS["dp"])
+        return (diag * spend).opts(title="Coupons spent in round 1", legend_position="top_left",
+                                   responsive=True, min_height=300)
+
+    @param.depends("family", "mean_capacity", "k_max", "heterogeneity")
+    def survival_view(self) -> hv.Overlay:
+        """Marginal survival P(C >= j): the population and two tilted individuals (F1)."""
+        d = self.plot_data()
+        j = np.arange(1, len(d["survival_population"]) + 1)
+        lo, hi = d["survival_tilted"]
+        h = self.heterogeneity
+        return hv.Overlay([
+            hv.Curve((j, d["survival_population"]), "coupon j", "P(C >= j)",
+                     label="population").opts(color="black"),
+            hv.Curve((j, lo), "coupon j", "P(C >= j)", label=f"theta = -{h:g}"),
+            hv.Curve((j, hi), "coupon j", "P(C >= j)", label=f"theta = +{h:g}"),
+        ]).opts(title="Marginal survival probabilities", legend_position="top_right",
+                responsive=True, min_height=300)
+
+    @param.depends("run")
+    def mc_view(self) -> hv.Overlay | hv.Element:
+        """Monte Carlo value (± 2 SE) of every policy in the heterogeneous simulator."""
+        if self._mc is None:
+            return self._message_plot("Press Run for the Monte Carlo comparison")
+        return plot_value_vs_budget(self._mc)
+
+    @param.depends("run")
+    def misspec_view(self) -> hv.Overlay | hv.Element:
+        """Realised loss of planning with a misspecified pmf vs the bound (F4)."""
+        if self._misspec is None:
+            return self._message_plot("Press Run for the misspecification sweep")
+        return plot_misspec(self._misspec)
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        err = self._error()
+        if err:
+            return
+        cfg = self.config()
+        policies = [p for p in rec.POLICIES if p in self.policies] or ["dp"]
+        steps = len(cfg.budgets) + 1
+        self._progress.visible, self._progress.value = True, 0
+
+        def tick(_budget, done=[0]):  # noqa: B006 - a counter local to this run
+            done[0] += 1
+            self._progress.value = int(100 * done[0] / steps)
+
+        try:
+            mc = rec.figure_value_vs_budget_data(cfg, self.seed, policies, progress=tick)
+            mc["policies"] = policies
+            self._mc = mc
+            self._misspec = rec.figure_misspec_data(cfg)
+            self._progress.value = 100
+        except ValueError as e:  # defensive: config() validated, but never kill the server
+            self._alert.object, self._alert.visible = str(e), True
+        finally:
+            self._progress.visible = False
+
+    @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
+                   "heterogeneity", "discount", "pitfall", watch=True, on_init=True)
+    def _update_alert(self) -> None:
+        err = self._error()
+        self._alert.object = err or ""
+        self._alert.visible = bool(err)
+
+    # ------------------------------------------------------------------ layout
+    def __panel__(self):
+        controls = pn.Param(
+            self.param, show_name=False, widgets={
+                "run": {"type": pn.widgets.Button, "button_type": "primary",
+                        "name": "Run Monte Carlo"},
+                "policies": pn.widgets.CheckBoxGroup,
+            })
+        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.value_view),
+                                        sizing_mode="stretch_width"),
+                      pn.pane.HoloViews(hv.DynamicMap(self.spend_view),
+                                        sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+        heavy = pn.Row(pn.panel(self.mc_view, sizing_mode="stretch_width"),
+                       pn.panel(self.misspec_view, sizing_mode="stretch_width"),
+                       sizing_mode="stretch_width")
+        return pn.Row(
+            pn.Column(controls, width=320),
+            pn.Column(self._alert, live,
+                      pn.pane.HoloViews(hv.DynamicMap(self.survival_view),
+                                        sizing_mode="stretch_width"),
+                      self._progress, heavy, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+
+
+# ---------------------------------------------------------------------- figures (shared
+# with the notebook: each takes the lib's figure_*_data output)
+def plot_value_vs_budget(data: dict, policies=None) -> hv.Overlay:
+    """F2: Monte Carlo recruits (± 2 SE) of each policy vs budget."""
+    rows = data["rows"]
+    policies = policies or data.get("policies") or list(dict.fromkeys(r["policy"] for r in rows))
+    layers = []
+    for p in policies:
+        pts = [(r["budget"], r["mean"], 2 * r["se"]) for r in rows if r["policy"] == p]
+        x, y, e = map(np.array, zip(*pts))
+        color = POLICY_COLORS[p]
+        layers += [hv.Curve((x, y), "budget B", "recruits (MC)", label=rec.POLICY_LABELS[p])
+                   .opts(color=color),
+                   hv.ErrorBars((x, y, e), "budget B", ["recruits (MC)", "2 SE"])
+                   .opts(color=color)]
+    return hv.Overlay(layers).opts(title="Heterogeneous simulator, common random numbers",
+                                   legend_position="top_left", responsive=True, min_height=300)
+
+
+def plot_misspec(data: dict) -> hv.Overlay:
+    """F4: realised loss, frontier term, transition term and bound vs eps."""
+    rows = data["rows"]
+    eps = [r["eps"] for r in rows]
+    series = {"loss": "realised loss", "frontier_term": "frontier term",
+              "transition_term": "transition term", "bound": "bound (sum)"}
+    return hv.Overlay([hv.Curve((eps, [r[k] for r in rows]), "eps", "recruits", label=v)
+                       for k, v in series.items()]).opts(
+        title="Robustness to a misspecified capacity pmf", legend_position="top_left",
+        responsive=True, min_height=300)
+
+
+def plot_survival(data: dict) -> hv.Overlay:
+    """F1 (left): marginal survival curves P(C_i >= j) of a few individuals."""
+    j = data["j"]
+    return hv.Overlay([hv.Curve((j, s), "coupon j", "P(C >= j)", label=f"theta = {t:+g}")
+                       for t, s in zip(data["theta"], data["survival"])]).opts(
+        title="Marginal survival probabilities", legend_position="top_right",
+        responsive=True, min_height=300)
+
+
+def plot_dp_vs_mc(data: dict) -> hv.Overlay:
+    """F3 (left): DP value vs Monte Carlo (± 3 SE) of its policy, per start state."""
+    rows = data["rows"]
+    x = np.arange(len(rows))
+    labels = [f"B={r['budget']}" if r["kind"] == "start" else
+              f"stress (t={r['round'] + 1}, b={r['budget']}, m={r['m0']})" for r in rows]
+    dp = hv.Scatter((x, [r["dp"] for r in rows]), "start state", "value", label="DP")
+    mc = hv.ErrorBars((x, [r["mc"] for r in rows], [3 * r["se"] for r in rows]),
+                      "start state", ["value", "3 SE"], label="MC ± 3 SE")
+    return (mc * dp.opts(size=8, color="black")).opts(
+        title="Surrogate DP vs Monte Carlo of its own policy", xticks=list(zip(x, labels)),
+        xrotation=30, responsive=True, min_height=300)
+
+
+def plot_runtime(rows: list[dict]) -> hv.Overlay:
+    """F3 (right): DP runtime vs budget on log-log axes with the fitted slope."""
+    b = np.array([r["budget"] for r in rows], dtype=float)
+    sec = np.array([r["seconds"] for r in rows])
+    slope = np.polyfit(np.log(b), np.log(sec), 1)[0]
+    return (hv.Curve((b, sec), "budget B", "seconds") * hv.Scatter((b, sec))).opts(
+        logx=True, logy=True, title=f"DP runtime (log-log slope {slope:.2f})",
+        responsive=True, min_height=300)
+
+
+Explorer = RecruitmentExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    pn.extension()
+    hv.extension("bokeh")
+    explorer = Explorer()
+    return pn.Column(
+        pn.pane.Markdown(
+            "## Adaptive multi-round allocation (recruitment)\n\n"
+            "Pan et al., *Adaptive Multi-Round Allocation with Stochastic Arrivals*, ICML 2026 "
+            "([arXiv 2605.12111](https://arxiv.org/abs/2605.12111)). Live plots are exact "
+            "(truncated-PGF DP); **Run** adds the Monte Carlo comparison in the heterogeneous "
+            "process and the misspecification bound.", sizing_mode="stretch_width"),
+        explorer, sizing_mode="stretch_width")
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()

@@ -1,0 +1,153 @@
+"""Generic checks every reproduced paper's Explorer gets for free (from the registry)."""
+
+from __future__ import annotations
+
+import math
+import random
+import urllib.request
+
+import numpy as np
+import param
+import pytest
+from bokeh.document import Document
+
+from icml26 import papers
+
+pn = pytest.importorskip("panel")
+pyviz_comms = pytest.importorskip("pyviz_comms")
+
+REPRODUCED = [p.slug for p in papers.reproduced()]
+FUZZ_SETTINGS = 200
+
+
+def explorer_class(slug: str):
+    return papers.get(slug).dashboard().Explorer
+
+
+def view_methods(explorer) -> list[str]:
+    """Public ``@param.depends`` methods that are not watchers: the views."""
+    names = []
+    for name in dir(type(explorer)):
+        if name.startswith("_"):
+            continue
+        fn = getattr(type(explorer), name, None)
+        info = getattr(fn, "_dinfo", None)
+        if callable(fn) and info is not None and not info.get("watch", False):
+            names.append(name)
+    return names
+
+
+def random_value(p: param.Parameter, rng: random.Random):
+    if isinstance(p, param.ListSelector):
+        objs = list(p.objects)
+        return rng.sample(objs, rng.randint(1, len(objs)))
+    if isinstance(p, param.Selector):
+        return rng.choice(list(p.objects))
+    if isinstance(p, param.Boolean):
+        return rng.random() < 0.5
+    if isinstance(p, param.Integer):
+        lo, hi = p.bounds
+        return rng.randint(lo, hi)
+    if isinstance(p, param.Number):
+        lo, hi = p.bounds
+        return rng.uniform(lo, hi)
+    return None
+
+
+def fuzzable(explorer) -> dict[str, param.Parameter]:
+    out = {}
+    for name, p in explorer.param.objects("existing").items():
+        if name == "name" or isinstance(p, param.Event) or p.constant or p.readonly:
+            continue
+        if isinstance(p, param.Number | param.Integer) and (p.bounds is None or None in p.bounds):
+            continue
+        if isinstance(p, param.Number | param.Selector | param.Boolean):
+            out[name] = p
+    return out
+
+
+def assert_finite(data, where: str) -> None:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            assert_finite(v, f"{where}.{k}")
+    elif isinstance(data, list | tuple):
+        for i, v in enumerate(data):
+            assert_finite(v, f"{where}[{i}]")
+    elif hasattr(data, "select_dtypes"):  # DataFrame
+        num = data.select_dtypes("number").to_numpy(dtype=float)
+        assert not np.isnan(num).any(), f"NaN in {where}"
+    elif hasattr(data, "__array__") or isinstance(data, float):
+        arr = np.asarray(data)
+        if arr.dtype.kind in "fc":
+            assert not np.isnan(arr).any(), f"NaN in {where}"
+    elif isinstance(data, float):
+        assert not math.isnan(data), f"NaN in {where}"
+
+
+@pytest.mark.parametrize("slug", REPRODUCED)
+def test_explorer_contract(slug):
+    cls = explorer_class(slug)
+    assert issubclass(cls, pn.viewable.Viewer)
+    e = cls()
+    assert view_methods(e), "an Explorer needs at least one @param.depends view"
+    for name, p in fuzzable(e).items():
+        assert p.doc, f"{slug}.{name} has no doc"
+        if isinstance(p, param.Number) and not isinstance(p, param.Selector):
+            assert p.bounds is not None and None not in p.bounds, f"{slug}.{name} unbounded"
+    assert_finite(e.plot_data(), f"{slug}.plot_data()")
+
+
+@pytest.mark.parametrize("slug", REPRODUCED)
+def test_explorer_survives_random_settings(slug):
+    """200 random in-bounds settings: no exception, no NaN in the plotted data.
+
+    ``plot_data()`` (the numbers every view draws) runs at every setting; the views
+    themselves, whose HoloViews construction dominates the cost, at every 5th.
+    """
+    rng = random.Random(1234)
+    e = explorer_class(slug)()
+    params = fuzzable(e)
+    views = view_methods(e)
+    for i in range(FUZZ_SETTINGS):
+        values = {n: random_value(p, rng) for n, p in params.items()}
+        # change a few parameters at a time, as a user would, plus some jumps
+        keys = list(values) if i % 10 == 0 else rng.sample(list(values), min(2, len(values)))
+        e.param.update(**{k: values[k] for k in keys})
+        if i % 5 == 0:
+            for v in views:
+                getattr(e, v)()
+        assert_finite(e.plot_data(), f"{slug}.plot_data() after {e.param.values()}")
+
+
+@pytest.mark.parametrize("slug", REPRODUCED)
+def test_invalid_combinations_show_a_message(slug):
+    """Combinations param's bounds cannot catch show a message in the app, not a traceback."""
+    cls = explorer_class(slug)
+    examples = getattr(cls, "INVALID_EXAMPLES", None)
+    if not examples:
+        pytest.skip(f"{slug} has no parameter combination that bounds do not already rule out")
+    for bad in examples:
+        e = cls()
+        e.param.update(**bad)
+        for v in view_methods(e):
+            getattr(e, v)()
+        alert = e.error_message()
+        assert alert, f"{slug}: no message for {bad}"
+
+
+@pytest.mark.parametrize("slug", REPRODUCED)
+def test_app_renders_to_bokeh(slug):
+    app = papers.get(slug).dashboard().create_app()
+    root = app.get_root(Document(), comm=pyviz_comms.Comm())
+    assert root is not None
+
+
+def test_served_index_and_apps_answer_http(served):
+    from icml26.dashboards.index import create_index
+
+    port = served({"/": create_index, **{f"/{s}": papers.get(s).dashboard().create_app
+                                         for s in REPRODUCED}})
+    for route in ["/", *(f"/{s}" for s in REPRODUCED)]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=60) as r:
+            body = r.read().decode()
+        assert r.status == 200 and "bokeh" in body.lower(), route

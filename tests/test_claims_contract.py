@@ -1,0 +1,88 @@
+"""The claims ledger, the registry and the CLI (shared by every paper)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icml26 import papers
+from icml26.claims import FIELDS, Claim, failed, format_markdown, format_table, to_json
+from icml26.dashboards import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_holds_is_computed_from_measured_op_threshold():
+    assert Claim("p", "a", "s", 1.0, "<=", 1.0, True).holds
+    assert not Claim("p", "a", "s", 1.0, "<", 1.0, True).holds
+    assert Claim("p", "a", "s", 2.0, ">", 1.0, False).holds
+    assert not Claim("p", "a", "s", math.nan, ">=", 0.0, True).holds
+
+
+def test_bad_op_is_rejected():
+    with pytest.raises(ValueError, match="op must be one of"):
+        Claim("p", "a", "s", 1.0, "==", 1.0, True)
+
+
+def test_failed_computation_yields_claims_that_do_not_hold():
+    out = failed("p", [("a", "stmt", ">=", 1.0, True)], "diverged")
+    assert len(out) == 1 and not out[0].holds and "diverged" in out[0].note
+
+
+def test_json_has_exactly_the_contract_fields():
+    c = [Claim("p", "a", "s", 1.0, "<=", 2.0, True, "n")]
+    (obj,) = json.loads(to_json(c))
+    assert set(obj) == {*FIELDS, "holds"} and obj["holds"] is True
+    assert "| p | a |" in format_markdown(c) and "holds" in format_table(c)
+
+
+def test_registry_lists_all_19_papers_with_unique_slugs():
+    assert len(papers.PAPERS) == 19
+    assert len({p.slug for p in papers.PAPERS}) == 19
+    assert all(p.status in ("reproduced", "planned") for p in papers.PAPERS)
+    with pytest.raises(ValueError, match="unknown paper"):
+        papers.get("nope")
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in papers.reproduced()])
+def test_reproduced_paper_has_every_layer(slug):
+    for path in (f"lib/{slug}.py", f"dashboards/{slug}.py", f"notebooks/{slug}.ipynb",
+                 f"tests/test_{slug}.py"):
+        assert (ROOT / path).exists(), path
+    assert callable(papers.get(slug).module().claims)
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in papers.reproduced()])
+def test_library_imports_no_plotting_stack(slug):
+    code = (f"import sys, icml26.{slug}; bad = [m for m in ('panel', 'holoviews', 'param', "
+            "'bokeh', 'matplotlib') if m in sys.modules]; print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "", f"icml26.{slug} imports {out}"
+
+
+def test_claims_cli_never_imports_panel():
+    code = ("import sys; from icml26.dashboards import cli; cli.main(['list']); "
+            "assert 'panel' not in sys.modules and 'holoviews' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_cli_rejects_unknown_paper(capsys):
+    assert cli.main(["claims", "no_such_paper"]) == 2
+    assert "unknown paper" in capsys.readouterr().err
+
+
+def test_cli_exit_code_reflects_unexpected_failures(monkeypatch, capsys):
+    good = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True)]
+    bad = [Claim("recruitment", "a", "s", -1.0, ">=", 0.0, True)]
+    paper = papers.get("recruitment")
+    monkeypatch.setattr(type(paper), "claims", lambda self, seed=0, scale="quick": good)
+    assert cli.main(["claims", "recruitment", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["holds"] is True
+    monkeypatch.setattr(type(paper), "claims", lambda self, seed=0, scale="quick": bad)
+    assert cli.main(["claims", "recruitment"]) == 1
