@@ -47,6 +47,7 @@ def _claims(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     import panel as pn
+
     from icml26.dashboards.index import create_index
 
     apps = {"/": create_index}

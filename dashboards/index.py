@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import panel as pn
+
 from icml26 import papers
 
 

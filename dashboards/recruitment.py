@@ -18,6 +18,7 @@ import numpy as np
 import panel as pn
 import param
 import torch
+
 from icml26 import recruitment as rec
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
@@ -243,7 +244,7 @@ class RecruitmentExplorer(pn.viewable.Viewer):
     def __panel__(self):
         controls = pn.Param(
             self.param, show_name=False, widgets={
-                "run": {"type": pn.widgets.Button, "button_type": "primary",
+                "run": {"type": pn.widgets.Button, "color": "primary",
                         "name": "Run Monte Carlo"},
                 "policies": pn.widgets.CheckBoxGroup,
             })

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
 from icml26.claims import Claim
 from icml26.kernels.pgf import pgf_mul, pgf_pow_table
 

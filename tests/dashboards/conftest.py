@@ -1,9 +1,6 @@
-"""Panel fixtures: a clean ``pn.state`` per test and one threaded server for HTTP/UI tests."""
+"""Panel fixtures: a clean ``pn.state`` per test and threaded servers for HTTP tests."""
 
 from __future__ import annotations
-
-import socket
-import time
 
 import pytest
 
@@ -25,34 +22,16 @@ def _reset_panel_state():
     pn.state.reset()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve_apps(apps: dict, port: int):
-    """Serve ``{route: callable}`` on 127.0.0.1 in a thread; returns the server."""
-    server = pn.serve(apps, port=port, address="127.0.0.1", show=False, threaded=True,
-                      allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"])
-    deadline = time.time() + 30
-    while time.time() < deadline:  # wait until the socket accepts connections
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    return server
-
-
 @pytest.fixture
 def served():
     """``served(apps) -> port``: serve on a free port, stopped after the test."""
+    from icml26.dashboards.browser import serve_in_thread
+
     servers = []
 
     def start(apps: dict) -> int:
-        port = free_port()
-        servers.append(serve_apps(apps, port))
+        server, port = serve_in_thread(apps)
+        servers.append(server)
         return port
 
     yield start

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's test command: set up .venv, install Chromium if missing, run every test.
+#   bash tests/run.sh            (everything: lint, lib/kernels/dashboards, browser, notebooks)
+# Environment: ICML26_CACHE (default: a fresh temporary folder for this run),
+#              PYTHON (default: python3.11, else python3), PYTEST_ARGS (extra pytest flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+say() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - start ))"; }
+
+PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
+say "virtual environment (.venv, $($PY --version))"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+
+say "browser for the UI tests"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "no /usr/bin/chromium and not root: browser tests will skip (install Debian's chromium)"
+  fi
+fi
+
+# one fresh cache per run: everything is computed once, then shared by tests and notebooks
+export ICML26_CACHE=${ICML26_CACHE:-$(mktemp -d -t icml26-cache-XXXX)}
+export ICML26_SCALE=quick
+export TORCHINDUCTOR_CACHE_DIR="$ICML26_CACHE/inductor"
+echo "cache: $ICML26_CACHE"
+
+say "ruff"
+.venv/bin/ruff check lib kernels dashboards tests benchmarks
+
+say "pytest: lib, kernels (Triton interpreter), dashboards, browser"
+.venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 ${PYTEST_ARGS:-}
+
+say "notebooks (nbval, quick scale)"
+.venv/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
+  --durations=0 notebooks/
+
+say "dashboard latency (Chromium, median of slider -> updated plot; recorded, not asserted)"
+.venv/bin/python benchmarks/dashboard_latency.py --no-write --presses 9 || \
+  echo "latency benchmark failed (reported, not a test)"
+
+say "done"

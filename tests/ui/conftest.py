@@ -1,0 +1,51 @@
+"""Browser fixtures: Debian's Chromium through Playwright, and one server for all apps."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def chromium_path():
+    from icml26.dashboards.browser import CHROMIUM
+
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        if IN_CI:
+            pytest.fail(f"{CHROMIUM} is missing: the test command must apt-get install chromium")
+        pytest.skip("no Chromium: apt-get install chromium, then pytest --ui")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    from icml26.dashboards.browser import launch
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """Every reproduced paper's app, the index and the trivial yardstick on one server."""
+    from icml26.dashboards.browser import all_apps, serve_in_thread
+
+    server, port = serve_in_thread(all_apps())
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
