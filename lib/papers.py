@@ -59,7 +59,7 @@ PAPERS: tuple[Paper, ...] = (
           "Building Multiscale Representation for Better Sample Efficiency",
           "2506.04943", "planned"),
     Paper("promotion", "Multi-Level Strategic Classification: Incentivizing Improvement "
-          "through Promotion and Relegation Dynamics", "2602.11439", "planned"),
+          "through Promotion and Relegation Dynamics", "2602.11439", "reproduced"),
     Paper("function_vectors", "How Few-Shot Examples Add Up: A Causal Decomposition of "
           "Function Vectors in In-Context Learning", "2605.16591", "planned"),
     Paper("spurious_dpo", "Spurious Correlation Learning in Preference Optimization: "

@@ -1,0 +1,385 @@
+"""Explorer for "Multi-Level Strategic Classification" (promotion and relegation).
+
+Live views (analytic, instant): the threshold ladder of the chosen design against the
+steady-state ladder and the skill each level settles at without effort (the gap is the
+maintenance the agent must pay), and the incentive phase diagram's analytic boundary
+c-/c+ = 1 - beta*gamma with the current setting marked.
+Behind the Run button (value iteration, with progress): the optimal agent's trajectory
+(level, skill, honest effort, gaming) under the chosen design, and the numerical phase
+diagram of first actions on a grid of (c-/c+, beta*gamma).
+
+Serve alone with ``panel serve dashboards/promotion.py`` or with every paper via
+``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from icml26 import promotion as pro
+
+ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
+DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
+                 "chosen": "#1f77b4"}
+DESIGN_PARAM = {"steady-state": "steady", "linear slope": "linear", "custom": "custom"}
+TRAJ_PANELS = (("level", "level"), ("skill", "skill x"), ("a_plus", "honest effort a+"),
+               ("a_minus", "gaming a-"))
+
+
+@functools.lru_cache(maxsize=16)
+def _trajectory(cfg: pro.PromotionConfig) -> pd.DataFrame:
+    sol = pro.solve(pro.make_ladder([cfg]))
+    return pro.trajectory_frame(pro.simulate(sol), 0)
+
+
+@functools.lru_cache(maxsize=8)
+def _phase(ph: pro.PhaseConfig) -> dict:
+    return pro.figure_phase_data(ph)
+
+
+class PromotionExplorer(pn.viewable.Viewer):
+    """Tune the agent and the ladder; watch whether promotion pays for honest effort."""
+
+    beta = param.Number(0.9, bounds=(0.0, 0.99), step=0.01,
+                        doc="Discount factor beta (farsightedness).")
+    gamma = param.Number(0.8, bounds=(0.0, 0.99), step=0.01,
+                         doc="Skill retention gamma: improvement persists, gaming does not.")
+    delta = param.Number(0.1, bounds=(0.0, 0.5), step=0.01,
+                         doc="Leg-up delta: skill gained per period from the level held.")
+    c_minus_ratio = param.Number(0.5, bounds=(0.05, 1.0), step=0.01,
+                                 doc="Gaming cost per unit over improvement cost (c+ = 1); "
+                                     "the model needs it below 1.")
+    levels = param.Integer(8, bounds=(2, 20), doc="Number of levels L.")
+    reward_per_level = param.Number(0.3, bounds=(0.05, 2.0), step=0.05,
+                                    doc="Per-period reward of each level above the first: "
+                                        "R(l) = r (l - 1).")
+    threshold_design = param.Selector(default="steady-state", objects=list(DESIGN_PARAM),
+                                      doc="steady-state: mu_l = delta l/(1-gamma); linear "
+                                          "slope: that ladder times the slope multiplier; "
+                                          "custom: the thresholds typed below.")
+    slope_multiplier = param.Number(1.0, bounds=(0.5, 3.0), step=0.1,
+                                    doc="Steepness of the 'linear slope' design relative to "
+                                        "the steady-state ladder.")
+    custom_thresholds = param.String("0.5, 1, 1.5, 2, 2.5, 3, 3.5",
+                                     doc="mu_1, ..., mu_{L-1} for the custom design: L-1 "
+                                         "increasing numbers, comma-separated.")
+    x0 = param.Number(0.0, bounds=(0.0, 2.0), step=0.05, doc="Initial skill (at level 1).")
+    horizon = param.Integer(40, bounds=(10, 200), doc="Periods simulated T.")
+    x_grid = param.Integer(401, bounds=(101, 801), softbounds=(101, 801), step=20,
+                           doc="Skill grid points per level (the thresholds are added).")
+    a_grid = param.Integer(161, bounds=(41, 321), step=20,
+                           doc="Honest-effort grid points (the exact gaps are added).")
+    exact_gaps = param.Boolean(True, doc="Offer the exact gaps mu_j - x as honest actions; "
+                                         "off shows the discretisation pitfall (fake gaming).")
+    phase_cells = param.Integer(12, bounds=(4, 20),
+                                doc="Cells per axis of the numerical phase diagram (Run).")
+    run = param.Event(doc="Solve the agent's problem (value iteration) for the trajectory "
+                          "and the numerical phase diagram.")
+
+    #: settings within every bound that the model still rejects (the generic test uses them)
+    INVALID_EXAMPLES = ({"c_minus_ratio": 1.0},
+                        {"threshold_design": "steady-state", "delta": 0.0},
+                        {"threshold_design": "custom", "levels": 3})
+
+    def __init__(self, **params):
+        self._trajectory_data: pd.DataFrame | None = None
+        self._trajectory_cfg: pro.PromotionConfig | None = None
+        self._phase_data: dict | None = None
+        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
+                                                sizing_mode="stretch_width")
+        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        super().__init__(**params)
+
+    # ------------------------------------------------------------------ model
+    def _custom(self) -> tuple[float, ...]:
+        try:
+            return tuple(float(v) for v in self.custom_thresholds.replace(";", ",").split(",")
+                         if v.strip())
+        except ValueError:
+            raise ValueError(f"custom thresholds must be numbers separated by commas, got "
+                             f"{self.custom_thresholds!r}") from None
+
+    def config(self) -> pro.PromotionConfig:
+        """The lib config for the current parameters (raises ValueError when invalid)."""
+        design = DESIGN_PARAM[self.threshold_design]
+        cfg = pro.PromotionConfig(
+            levels=self.levels, beta=self.beta, gamma=self.gamma, delta=self.delta,
+            c_plus=1.0, c_minus=self.c_minus_ratio, reward_per_level=self.reward_per_level,
+            design=design, slope=self.slope_multiplier,
+            custom_thresholds=self._custom() if design == "custom" else (),
+            x0=self.x0, horizon=self.horizon, nx=self.x_grid, na=self.a_grid,
+            exact_gaps=self.exact_gaps)
+        cfg.validate()
+        return cfg
+
+    def _error(self) -> str:
+        try:
+            self.config()
+        except ValueError as e:
+            return str(e)
+        return ""
+
+    def error_message(self) -> str:
+        """The message the app shows for the current settings ('' when they are valid)."""
+        return self._alert.object if self._alert.visible else ""
+
+    def plot_data(self) -> dict:
+        """The numbers behind the views (empty arrays when the settings are invalid)."""
+        bg = np.linspace(0.0, 0.95, 20)
+        data = {"line_beta_gamma": bg, "line_ratio": 1.0 - bg,
+                "point": np.array([self.c_minus_ratio, self.beta * self.gamma])}
+        if self._error():
+            empty = np.zeros(0)
+            data.update(level=empty, thresholds=empty, steady=empty, settle=empty)
+        else:
+            cfg = self.config()
+            lv = np.arange(1, cfg.levels)
+            data["level"] = lv
+            data["thresholds"] = cfg.thresholds().numpy()
+            # the skill a level settles at with no effort: delta (l)/(1-gamma) at level l+1
+            data["settle"] = cfg.delta * lv / (1 - cfg.gamma)
+            data["steady"] = (pro.steady_state_thresholds(cfg.levels, cfg.gamma, cfg.delta)
+                              .numpy() if cfg.delta > 0 else np.zeros(len(lv)))
+        if self._trajectory_data is not None:
+            data["trajectory"] = self._trajectory_data
+        if self._phase_data is not None:
+            data["phase"] = self._phase_data["cells"][["ratio", "beta_gamma", "a_plus",
+                                                       "a_minus"]]
+        return data
+
+    # ------------------------------------------------------------------ views
+    @param.depends("levels", "gamma", "delta", "threshold_design", "slope_multiplier",
+                   "custom_thresholds")
+    def ladder_view(self) -> hv.Overlay:
+        """Thresholds of the chosen design vs the steady-state ladder and the skill each level
+        settles at without effort: where the stay threshold is above it, holding the level
+        needs maintenance."""
+        d = self.plot_data()
+        ladder = hv.Curve((d["level"], d["thresholds"]), "threshold index l", "skill",
+                          label="chosen mu_l").opts(color="black")
+        marks = hv.Scatter((d["level"], d["thresholds"])).opts(color="black", size=6)
+        settle = hv.Curve((d["level"], d["settle"]), "threshold index l", "skill",
+                          label="no-effort skill at level l+1").opts(color="#2ca02c",
+                                                                    line_dash="dashed")
+        steady = hv.Curve((d["level"], d["steady"]), "threshold index l", "skill",
+                          label="steady state delta l/(1-gamma)").opts(color="#1f77b4",
+                                                                      line_dash="dotted")
+        return (ladder * marks * steady * settle).opts(
+            title="Threshold ladder (stay threshold of level l+1 = mu_l)",
+            legend_position="top_left", responsive=True, min_height=300)
+
+    @param.depends("beta", "gamma", "c_minus_ratio", "run")
+    def phase_view(self) -> hv.Overlay:
+        """F1: the analytic boundary, the myopic line, the current setting and (after Run)
+        the optimal first action of the numerical solver on a grid."""
+        layers = []
+        if self._phase_data is not None:
+            layers.append(plot_phase_points(self._phase_data["cells"]))
+        d = self.plot_data()
+        predicted = "honest" if self.c_minus_ratio > 1 - self.beta * self.gamma else "gaming"
+        layers += _phase_lines()
+        layers.append(hv.Points([tuple(d["point"])], ["c-/c+", "beta*gamma"],
+                                label=f"current setting (predicted {predicted})")
+                      .opts(color="black", marker="star", size=16))
+        return hv.Overlay(layers).opts(
+            title="Incentive phase diagram (L = 2 prototype on Run)",
+            legend_position="bottom_left", xlim=(0, 1.05), ylim=(-0.03, 1.0),
+            responsive=True, min_height=300)
+
+    @param.depends("run")
+    def trajectory_view(self) -> hv.Layout | hv.Element:
+        """F2: the optimal agent's level, skill, honest effort and gaming (after Run)."""
+        if self._trajectory_data is None:
+            return _message("Press Run to solve the agent's problem")
+        stale = self._trajectory_cfg != self._current_or_none()
+        title = DESIGN_LABELS_LONG.get(self._trajectory_cfg.design, "") + \
+            (" (stale: parameters changed since Run)" if stale else "")
+        return plot_trajectories({"chosen": self._trajectory_data}, title=title)
+
+    def _current_or_none(self) -> pro.PromotionConfig | None:
+        try:
+            return self.config()
+        except ValueError:
+            return None
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        err = self._error()
+        if err:
+            return
+        cfg = self.config()
+        self._progress.visible, self._progress.value = True, 5
+        try:
+            self._trajectory_data = _trajectory(cfg)
+            self._trajectory_cfg = cfg
+            self._progress.value = 50
+            self._phase_data = _phase(pro.PhaseConfig(
+                n_ratio=self.phase_cells, n_discount=self.phase_cells, nx=61, na=21,
+                exact_gaps=self.exact_gaps))
+            self._progress.value = 100
+        except (ValueError, RuntimeError) as e:  # never kill the server from a callback
+            self._alert.object, self._alert.visible = str(e), True
+        finally:
+            self._progress.visible = False
+
+    @param.depends("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
+                   "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
+                   "horizon", "x_grid", "a_grid", "exact_gaps", watch=True, on_init=True)
+    def _update_alert(self) -> None:
+        err = self._error()
+        self._alert.object = err or ""
+        self._alert.visible = bool(err)
+
+    # ------------------------------------------------------------------ layout
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, widgets={
+            "run": {"type": pn.widgets.Button, "color": "primary",
+                    "name": "Run (value iteration)"}})
+        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.ladder_view),
+                                        sizing_mode="stretch_width"),
+                      pn.panel(self.phase_view, sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+        return pn.Row(
+            pn.Column(controls, width=320),
+            pn.Column(self._alert, live, self._progress,
+                      pn.panel(self.trajectory_view, sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+
+
+DESIGN_LABELS_LONG = {"steady": "steady-state ladder", "linear": "linear ladder",
+                      "custom": "custom ladder"}
+
+
+def _message(text: str) -> hv.Element:
+    return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
+                                        responsive=True, min_height=300)
+
+
+def _phase_lines() -> list[hv.Element]:
+    bg = np.linspace(0.0, 0.97, 50)
+    return [hv.Curve((1 - bg, bg), "c-/c+", "beta*gamma",
+                     label="analytic c-/c+ = 1 - beta*gamma").opts(color="black"),
+            hv.Curve(([1.0, 1.0], [0.0, 0.97]), "c-/c+", "beta*gamma",
+                     label="myopic line c-/c+ = 1").opts(color="grey", line_dash="dashed")]
+
+
+# ---------------------------------------------------------------------- figures (shared
+# with the notebook: each takes the lib's figure_*_data output)
+def plot_phase_points(cells: pd.DataFrame) -> hv.Overlay:
+    """The optimal first action per cell, coloured honest / gaming / none."""
+    layers = []
+    for action, color in ACTION_COLORS.items():
+        sub = cells[cells["action"] == action]
+        layers.append(hv.Points((sub["ratio"].to_numpy(), sub["beta_gamma"].to_numpy()),
+                                ["c-/c+", "beta*gamma"], label=action)
+                      .opts(color=color, size=7, alpha=0.8))
+    return hv.Overlay(layers)
+
+
+def plot_phase(data: dict) -> hv.Overlay:
+    """F1: first action of the optimal agent with the analytic and myopic lines; cells that
+    disagree with the line are circled."""
+    cells = data["cells"]
+    wrong = cells[~cells["agree"]]
+    miss = hv.Points((wrong["ratio"].to_numpy(), wrong["beta_gamma"].to_numpy()),
+                     ["c-/c+", "beta*gamma"], label="disagrees with the line").opts(
+        fill_alpha=0.0, line_color="black", size=12)
+    return hv.Overlay([plot_phase_points(cells), *_phase_lines(), miss]).opts(
+        title=f"F1: optimal first action (agreement away from the line "
+              f"{data['agreement']:.1%})", legend_position="right", xlim=(0, 1.05),
+        width=760, height=420)
+
+
+def plot_trajectories(frames: dict[str, pd.DataFrame], title: str = "") -> hv.Layout:
+    """F2: level, skill, honest effort and gaming over time, one curve per design."""
+    panels = []
+    for col, label in TRAJ_PANELS:
+        curves = [hv.Curve((df["t"].to_numpy(), df[col].to_numpy()), "period t", label,
+                           label=pro.DESIGN_TITLES.get(name, name))
+                  .opts(color=DESIGN_COLORS.get(name, "black"), interpolation="steps-post")
+                  for name, df in frames.items()]
+        panels.append(hv.Overlay(curves).opts(title=label, show_legend=col == "level",
+                                              legend_position="bottom_right",
+                                              width=460, height=240))
+    layout = hv.Layout(panels).cols(2).opts(shared_axes=True)
+    return layout.opts(title=title) if title else layout
+
+
+def plot_height(frame: pd.DataFrame) -> hv.Layout:
+    """F3: final skill vs the target M (with the diagonal) and final level vs L."""
+    m = frame["target"].to_numpy()
+    skill = (hv.Curve((m, m), "target skill M", "final skill", label="M").opts(
+        color="grey", line_dash="dashed")
+        * hv.Scatter((m, frame["final_skill"].to_numpy()), "target skill M", "final skill",
+                     label="final skill").opts(size=9, color="#1f77b4"))
+    level = (hv.Curve((m, frame["levels"].to_numpy()), "target skill M", "level",
+                      label="L = ceil((1-gamma)M/delta) + 1").opts(color="grey",
+                                                                   line_dash="dashed")
+             * hv.Scatter((m, frame["final_level"].to_numpy()), "target skill M", "level",
+                          label="final level").opts(size=9, color="#d62728"))
+    return hv.Layout([skill.opts(title="Final skill", legend_position="top_left",
+                                 width=420, height=280, padding=0.1),
+                      level.opts(title="Final level", legend_position="top_left",
+                                 width=420, height=280, padding=0.1)]).cols(2).opts(
+        shared_axes=False)
+
+
+def plot_sensitivity(data: dict) -> hv.Layout:
+    """F4: honestly held level (and the level before the first gaming) vs gamma and delta."""
+    panels = []
+    for key, label, corner in (("gamma", "retention gamma", "top_left"),
+                               ("delta", "leg-up delta", "bottom_left")):
+        df = data[key]
+        x = df[key].to_numpy()
+        panels.append((
+            hv.Curve((x, df["honest_level"].to_numpy()), label, "level",
+                     label="honestly held level").opts(color="#2ca02c", interpolation="linear")
+            * hv.Scatter((x, df["honest_level"].to_numpy())).opts(color="#2ca02c", size=6)
+            * hv.Curve((x, df["level_before_gaming"].to_numpy()), label, "level",
+                       label="highest level before any gaming").opts(color="#d62728",
+                                                                   line_dash="dashed")
+        ).opts(title=f"Sensitivity to {label}", legend_position=corner,
+               width=460, height=300, padding=0.1))
+    return hv.Layout(panels).cols(2).opts(shared_axes=False)
+
+
+def plot_greedy(frame: pd.DataFrame) -> hv.Overlay:
+    """F5: a greedy principal's thresholds vs the steady-state ladder."""
+    ell = frame["threshold"].to_numpy()
+    return (hv.Curve((ell, frame["steady_state"].to_numpy()), "threshold index l", "mu_l",
+                     label="steady state").opts(color="#1f77b4")
+            * hv.Curve((ell, frame["greedy"].to_numpy()), "threshold index l", "mu_l",
+                       label="greedy principal").opts(color="#d62728")
+            * hv.Scatter((ell, frame["greedy"].to_numpy())).opts(color="#d62728", size=7)
+            ).opts(title="F5: greedy thresholds", legend_position="top_left",
+                   width=520, height=300)
+
+
+Explorer = PromotionExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    pn.extension()
+    hv.extension("bokeh")
+    explorer = Explorer()
+    return pn.Column(
+        pn.pane.Markdown(
+            "## Multi-level strategic classification (promotion)\n\n"
+            "Huang, Alkarmi, Liu, *Multi-Level Strategic Classification: Incentivizing "
+            "Improvement through Promotion and Relegation Dynamics*, ICML 2026 "
+            "([arXiv 2602.11439](https://arxiv.org/abs/2602.11439)). The ladder and the "
+            "analytic boundary update live; **Run** solves the agent's problem by value "
+            "iteration (trajectory and numerical phase diagram).", sizing_mode="stretch_width"),
+        explorer, sizing_mode="stretch_width")
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()
