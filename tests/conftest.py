@@ -24,6 +24,28 @@ if not _HAS_CUDA:
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
+# A paper's code may land before its integration is verified; its tests join the run when the
+# registry marks it "reproduced" (the same switch that adds it to claims, serve and the index).
+KERNEL_TESTS = {"place_fields": ["kernels/test_scaled_rope.py"],
+                "promotion": ["kernels/test_bellman_interp.py"],
+                "gsrq": ["kernels/test_gain_shape_assign.py"],
+                "tpv": ["kernels/test_quant_noise.py"],
+                "panda": ["kernels/test_soft_bellman.py"]}
+
+
+def _pending_test_files() -> list[str]:
+    from icml26 import papers
+
+    out = []
+    for p in papers.PAPERS:
+        if not p.reproduced:
+            out += [f"test_{p.slug}.py", f"dashboards/test_{p.slug}_app.py",
+                    *KERNEL_TESTS.get(p.slug, [])]
+    return out
+
+
+collect_ignore = _pending_test_files()
+
 
 def pytest_addoption(parser):
     # "--device" belongs to pytest-playwright (browser emulation), hence "--torch-device"

@@ -35,9 +35,10 @@ say "ruff"
 say "pytest: lib, kernels (Triton interpreter), dashboards, browser"
 .venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 ${PYTEST_ARGS:-}
 
-say "notebooks (nbval, quick scale)"
+say "notebooks of the reproduced papers (nbval, quick scale)"
+notebooks=$(.venv/bin/python -c "from icml26 import papers; print(' '.join(p.notebook for p in papers.reproduced()))")
 .venv/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
-  --durations=0 notebooks/
+  --durations=0 $notebooks
 
 say "dashboard latency (Chromium, median of slider -> updated plot; recorded, not asserted)"
 .venv/bin/python benchmarks/dashboard_latency.py --no-write --presses 9 || \

@@ -1,0 +1,71 @@
+"""CPU timing of the CIE sweep (Todd et al.'s per-head patching) three ways.
+
+* ``looped``: one full forward per (layer, head) - 12 forwards of the shuffled prompts;
+* ``batched``: the prompts tiled 12x, one head patched per tile, one full forward;
+* ``prefix``: the same tiling, but only the final token is recomputed on the cached keys and
+  values of one unpatched run (what ``icml26.function_vectors`` uses).
+
+All three give the same AIE (tests/test_function_vectors.py checks it). Results are appended to
+``benchmarks/function_vectors_cie.csv``; timings are never claims.
+
+    python benchmarks/function_vectors_cie.py [--threads N] [--repeats R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from icml26 import function_vectors as fv
+from icml26 import function_vectors_model as fm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    cfg = fv.config_for("quick")
+    blob = fv.shipped_blob()
+    model = fm.model_from_state(blob) if blob is not None else fm.FVTransformer().eval()
+    a = fv.fv_analysis(model, cfg, 0)
+    g = torch.Generator().manual_seed(17)
+    prompts = fm.make_prompts(fm.tasks_for(cfg.cie_prompts * fm.N_TASKS), fm.MAX_SHOTS, g,
+                              shuffle=True)
+    rows = []
+    for mode in ("looped", "batched", "prefix"):
+        fv.causal_indirect_effect(model, a["means"], prompts, mode=mode)  # warm-up
+        best = float("inf")
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            fv.causal_indirect_effect(model, a["means"], prompts, mode=mode)
+            best = min(best, time.perf_counter() - t0)
+        rows.append({"mode": mode, "seconds": best})
+    looped = rows[0]["seconds"]
+    out = Path(__file__).with_suffix(".csv")
+    new = not out.exists()
+    stamp = datetime.datetime.now().isoformat(timespec="seconds")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    with out.open("a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["timestamp", "machine", "threads", "load_avg_1min", "prompts", "heads",
+                        "mode", "seconds", "speedup_vs_looped"])
+        for r in rows:
+            w.writerow([stamp, platform.processor() or platform.machine(), args.threads,
+                        f"{load:.2f}", len(prompts), 12, r["mode"], f"{r['seconds']:.4f}",
+                        f"{looped / r['seconds']:.2f}"])
+            print(f"{r['mode']:8s} {r['seconds']:.3f} s  ({looped / r['seconds']:.1f}x vs looped)")
+    print(f"appended to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,382 @@
+"""Explorer for "How Few-Shot Examples Add Up: A Causal Decomposition of Function Vectors".
+
+Every view is a forward pass of the trained toy-D model (milliseconds): pick a task and a
+prompt (shots, fraction of uninformative ``Z -> Z`` demonstrations), corrupt it (zero-shot or
+shuffled labels), intervene on the top-k function-vector heads (replace with the task mean,
+Todd's additive FV, another task's mean, a random vector), and watch the answer's shift
+distribution; compare the QK / V hybrids; look at the FV heads' attention in context vs
+isolated. The model is the cached one for ``model_seed`` (Run loads it, training it once if
+needed), or the shipped seed-0 weights when the cache is empty.
+
+Serve alone with ``panel serve dashboards/function_vectors.py`` or with every paper via
+``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+
+from icml26 import function_vectors as fvlib
+
+KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
+KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
+               "query": "#2ca02c"}
+MODE_LABELS = {"zero-shot": "zero-shot", "neither": "neither", "qk": "QK only", "v": "V only",
+               "both": "both"}
+
+
+@functools.lru_cache(maxsize=8)
+def _analysis(seed: int, allow_train: bool) -> dict:
+    """Model, task means and head ranking for ``seed`` (cache, else shipped, else train)."""
+    return fvlib.model_analysis(fvlib.config_for("quick"), seed, progress=False,
+                                allow_shipped=True, allow_train=allow_train)
+
+
+COUNT = 48  # prompts per live evaluation
+
+
+@functools.lru_cache(maxsize=256)
+def _prompt_part(seed: int, key: tuple) -> dict:
+    a = _analysis(seed, False)
+    return fvlib.live_prompt_data(a["model"], a["ranking"], *key, count=COUNT)
+
+
+@functools.lru_cache(maxsize=512)
+def _intervention_part(seed: int, key: tuple) -> dict:
+    a = _analysis(seed, False)
+    return fvlib.live_intervention_data(a["model"], a["means"], a["ranking"], *key,
+                                        count=COUNT)
+
+
+# --------------------------------------------------------------------------- figure plots
+def plot_training(history) -> hv.Overlay:
+    """Training curve: clean 6-shot and zero-shot accuracy on a fixed evaluation set."""
+    step = [h[0] for h in history]
+    return hv.Overlay([
+        hv.Curve((step, [h[3] for h in history]), "step", "accuracy", label="clean 6-shot"),
+        hv.Curve((step, [h[4] for h in history]), "step", "accuracy", label="zero-shot"),
+    ]).opts(title="Toy D training (with the TVP auxiliary loss)", legend_position="right",
+            responsive=True, min_height=260, ylim=(0, 1.05))
+
+
+def plot_aie(data: dict) -> hv.HeatMap:
+    """F1 (left): signed AIE per (layer, head); FV heads marked with a star."""
+    aie = np.asarray(data["aie"])
+    top = set(map(tuple, data["top"]))
+    cells = [(f"head {h}", f"layer {layer}", float(aie[layer, h]))
+             for layer in range(aie.shape[0]) for h in range(aie.shape[1])]
+    lim = max(float(np.abs(aie).max()), 1e-6)
+    labels = hv.Labels([(f"head {h}", f"layer {layer}",
+                         f"{aie[layer, h]:.3f}" + (" *" if (layer, h) in top else ""))
+                        for layer in range(aie.shape[0]) for h in range(aie.shape[1])],
+                       ["head", "layer"], "text")
+    return (hv.HeatMap(cells, ["head", "layer"], "AIE").opts(
+        cmap="RdBu_r", clim=(-lim, lim), colorbar=True, responsive=True, min_height=240,
+        tools=["hover"], title="Average indirect effect (* = FV heads)")
+        * labels.opts(text_font_size="9pt"))
+
+
+def plot_interventions(data: dict) -> hv.Bars:
+    """F1 (right): accuracy under each intervention, zero-shot and shuffled 6-shot."""
+    rows = [(r["intervention"], r["corruption"], r["accuracy"]) for r in data["rows"]]
+    return hv.Bars(rows, ["intervention", "prompt"], "accuracy").opts(
+        multi_level=False, xrotation=35, ylim=(0, 1.05), responsive=True, min_height=320,
+        title="Interventions on the FV heads (final token)", tools=["hover"],
+        color="prompt", cmap={"zero_shot": "#1f77b4", "shuffled": "#ff7f0e"},
+        show_legend=True, legend_position="top_left")
+
+
+def plot_additivity(data: dict) -> hv.Layout:
+    """F2: R^2 vs number of shots (shared alpha, other-task control, uniform, per-prompt),
+    and the fitted alpha by position."""
+    rows = data["rows"]
+    n = [r["n"] for r in rows]
+    series = {"shared": "shared alpha + intercept", "control": "other-task control",
+              "uniform": "uniform alpha = 1/n", "per_prompt": "per-prompt alpha",
+              "per_prompt_control": "per-prompt alpha, control"}
+    dashes = {"per_prompt": "dashed", "per_prompt_control": "dashed"}
+    curves = hv.Overlay([
+        hv.Curve((n, [r[k] for r in rows]), "shots n", "held-out R^2", label=v).opts(
+            line_dash=dashes.get(k, "solid"))
+        * hv.Scatter((n, [r[k] for r in rows]), "shots n", "held-out R^2")
+        for k, v in series.items()]).opts(title="Is the FV a sum of sub-FVs?",
+                                          legend_position="bottom_left", responsive=True,
+                                          min_height=300, ylim=(-0.1, 1.05))
+    alphas = hv.Overlay([hv.Curve((np.arange(1, len(r["alpha"]) + 1), r["alpha"]),
+                                  "demonstration position", "alpha", label=f"n = {r['n']}")
+                         for r in rows]).opts(title="Shared alpha by position",
+                                              legend_position="top_right", responsive=True,
+                                              min_height=300)
+    return (curves + alphas).cols(2)
+
+
+def plot_reweighting(data: dict) -> hv.Bars:
+    """F3: attention mass per demonstration slot in the FV heads, informative vs Z demos, in
+    context / isolated (1-shot) / isolated keys."""
+    rows = [(r["condition"], f"{r['kind']}", r["mass"]) for r in data["rows"]]
+    agg: dict = {}
+    for cond, kind, mass in rows:
+        agg.setdefault((cond, kind), []).append(mass)
+    bars = [(cond, kind, float(np.mean(v))) for (cond, kind), v in agg.items()]
+    title = (f"Informative / Z ratio: in context {data['ratio_ctx']:.2f}, isolated "
+             f"{data['ratio_iso']:.2f} (p = {data['p']:.1e})")
+    return hv.Bars(bars, ["condition", "demonstration"], "attention mass (mean over slots)"
+                   ).opts(multi_level=False, responsive=True, min_height=300, title=title,
+                          color="demonstration", show_legend=True,
+                          cmap={"informative": "#1f77b4", "Z demo": "#ff7f0e"})
+
+
+def plot_qkv(data: dict) -> hv.Bars:
+    """F4: FV quality (zero-shot accuracy with the hybrid injected) in both panels."""
+    rows = [(r["panel"], MODE_LABELS[r["mode"]], r["accuracy"]) for r in data["rows"]]
+    return hv.Bars(rows, ["panel", "hybrid"], "zero-shot accuracy").opts(
+        multi_level=False, responsive=True, min_height=300, ylim=(0, 1.05),
+        title="QK vs V: contextualised attention vs contextualised values", color="hybrid",
+        show_legend=True, cmap="Category10")
+
+
+class FunctionVectorsExplorer(pn.viewable.Viewer):
+    """Intervene on the function-vector heads of a small trained Transformer."""
+
+    task = param.Integer(3, bounds=(1, 8), doc="Task: the shift k in y = x + k mod 16.")
+    n_shots = param.Integer(4, bounds=(0, 6), doc="Demonstrations in the prompt (the model "
+                                                 "was trained on 0-6).")
+    p_uninformative = param.Number(0.5, bounds=(0.0, 1.0), step=0.05,
+                                   doc="Probability that a demonstration is an uninformative "
+                                       "Z -> Z pair (consistent with every task).")
+    fv_heads = param.Integer(3, bounds=(1, 4), doc="Number of FV heads: the top-k heads by "
+                                                   "signed average indirect effect.")
+    intervention = param.Selector(default="replace", objects=["none", *fvlib.INTERVENTIONS],
+                                  doc="At the final token: replace the FV heads' outputs with "
+                                      "the task mean, add Todd's FV to the residual, use "
+                                      "another task's mean, or a random vector of equal norm.")
+    fv_scale = param.Number(1.0, bounds=(0.0, 3.0), step=0.1,
+                            doc="Scale of the injected vector (1 = the mean itself).")
+    corruption = param.Selector(default="zero_shot", objects=list(fvlib.CORRUPTIONS),
+                                doc="Prompt the intervention acts on: no demonstrations, or "
+                                    "the same demonstrations with shuffled labels.")
+    decomposition = param.Selector(default="both", objects=list(fvlib.DECOMPOSITIONS),
+                                   doc="QK/V hybrid of the clean prompt's FV-head outputs "
+                                       "injected into zero-shot prompts (shift plot).")
+    show_attention = param.Boolean(False, doc="Show the top FV head's full attention matrix "
+                                              "instead of the per-demonstration masses.")
+    prompt_seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the prompt draws.")
+    model_seed = param.Integer(0, bounds=(0, 4), doc="Seed of the trained model; press Run "
+                                                     "to load it (trains once if not cached).")
+    run = param.Event(doc="Load (or train, ~1-3 min) the model for model_seed.")
+
+    def __init__(self, **params):
+        self._loaded_seed = 0
+        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
+                                                active=True, sizing_mode="stretch_width")
+        self._alert = pn.pane.Alert("", alert_type="warning", visible=False)
+        super().__init__(**params)
+
+    # ------------------------------------------------------------------ model
+    def config(self) -> fvlib.FVConfig:
+        """The lib config behind the model (the quick scale; the knobs are forward-pass
+        arguments of :func:`icml26.function_vectors.live_data`)."""
+        return fvlib.config_for("quick")
+
+    def _prompt_key(self) -> tuple:
+        return (self.task, self.n_shots, float(self.p_uninformative), self.fv_heads)
+
+    def _prompts(self) -> dict | None:
+        """Prompt-side data (clean accuracy, QK/V hybrids, attention); cached per setting."""
+        try:
+            return _prompt_part(self._loaded_seed, (*self._prompt_key(), self.prompt_seed))
+        except (ValueError, RuntimeError) as e:
+            self._show(str(e), "danger")
+            return None
+
+    def _intervention(self) -> dict | None:
+        """The corrupted prompts with and without the intervention; cached per setting."""
+        try:
+            return _intervention_part(self._loaded_seed, (
+                *self._prompt_key(), self.intervention, float(self.fv_scale), self.corruption,
+                self.prompt_seed))
+        except (ValueError, RuntimeError) as e:
+            self._show(str(e), "danger")
+            return None
+
+    def _show(self, text: str, kind: str = "warning") -> None:
+        self._alert.object, self._alert.alert_type, self._alert.visible = text, kind, bool(text)
+
+    def error_message(self) -> str:
+        """The message the app shows ('' when none)."""
+        return self._alert.object if self._alert.visible else ""
+
+    def plot_data(self) -> dict:
+        """The numbers behind the views."""
+        p, d = self._prompts(), self._intervention()
+        if p is None or d is None:
+            return {}
+        a = _analysis(self._loaded_seed, False)
+        return {
+            "accuracy": np.array([p["clean_accuracy"], *d["accuracy"].values()]),
+            "p_correct": np.array([p["clean_p_correct"], *d["p_correct"].values()]),
+            "shift_corrupted": d["shift_corrupted"].numpy(),
+            "shift_intervened": d["shift_intervened"].numpy(),
+            "shift_hybrid": p["hybrid_shift"][self.decomposition].numpy(),
+            "hybrid_accuracy": np.array(list(p["hybrid_accuracy"].values())),
+            "attention_query": p["attention_query"].numpy(),
+            "attention_matrix": p["attention_matrix"].numpy(),
+            "mass_ctx": p["mass_ctx"].numpy(), "mass_iso": p["mass_iso"].numpy(),
+            "aie": a["aie"].numpy(),
+        }
+
+    # ------------------------------------------------------------------ views
+    @staticmethod
+    def _message_plot(text: str) -> hv.Element:
+        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
+                                            responsive=True, min_height=280)
+
+    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "intervention",
+                   "fv_scale", "corruption", "prompt_seed", "run")
+    def accuracy_view(self) -> hv.Element:
+        """Accuracy on the true task: clean prompt, corrupted, corrupted + intervention."""
+        p, d = self._prompts(), self._intervention()
+        if p is None or d is None:
+            return self._message_plot("no data (see the message above)")
+        bars = [(f"clean {self.n_shots}-shot", p["clean_accuracy"]),
+                (self.corruption, d["accuracy"]["corrupted"]),
+                (f"{self.corruption} + {self.intervention}", d["accuracy"]["intervened"])]
+        heads = ", ".join(f"({a},{b})" for a, b in p["heads"])
+        return hv.Bars(bars, "prompt", "accuracy").opts(
+            ylim=(0, 1.05), title=f"Task k={self.task}; FV heads {heads}", responsive=True,
+            min_height=280, color="#1f77b4")
+
+    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "intervention",
+                   "fv_scale", "corruption", "decomposition", "prompt_seed", "run")
+    def shift_view(self) -> hv.Element:
+        """Mean probability of answering x_q + j: the task the model executes."""
+        p, d = self._prompts(), self._intervention()
+        if p is None or d is None:
+            return self._message_plot("no data")
+        hybrid = p["hybrid_shift"][self.decomposition]
+        j = np.arange(len(d["shift_corrupted"]))
+        curves = [hv.Curve((j, d["shift_corrupted"].numpy()), "shift j", "p(answer = x_q + j)",
+                           label=self.corruption),
+                  hv.Curve((j, d["shift_intervened"].numpy()), "shift j",
+                           "p(answer = x_q + j)", label=f"+ {self.intervention}"),
+                  hv.Curve((j, hybrid.numpy()), "shift j", "p(answer = x_q + j)",
+                           label=f"zero-shot + {MODE_LABELS[self.decomposition]} hybrid")
+                  .opts(line_dash="dotted"),
+                  hv.VLine(self.task).opts(color="grey", line_dash="dashed")]
+        return hv.Overlay(curves).opts(title="Which shift does the model apply?",
+                                       legend_position="top_right", responsive=True,
+                                       min_height=280, ylim=(0, 1.05))
+
+    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "decomposition",
+                   "prompt_seed", "run")
+    def decomposition_view(self) -> hv.Element:
+        """FV quality of the QK/V hybrids of the clean prompts (zero-shot injection)."""
+        p = self._prompts()
+        if p is None:
+            return self._message_plot("no data")
+        bars = [(MODE_LABELS[m], v, "selected" if m == self.decomposition else "other")
+                for m, v in p["hybrid_accuracy"].items()]
+        return hv.Bars(bars, "hybrid", ["accuracy", "selected"]).opts(
+            ylim=(0, 1.05), title="QK vs V hybrids (zero-shot accuracy)",
+            responsive=True, min_height=280, color="selected",
+            cmap={"selected": "#d62728", "other": "#1f77b4"}, show_legend=False)
+
+    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "show_attention",
+                   "prompt_seed", "run")
+    def attention_view(self) -> hv.Element:
+        """FV heads' attention at the query of the first prompt: per demonstration (in
+        context vs isolated) or the top head's full matrix."""
+        d = self._prompts()
+        if d is None:
+            return self._message_plot("no data")
+        if self.show_attention:
+            m = d["attention_matrix"].numpy()
+            t = m.shape[0]
+            cells = [(j, i, float(m[i, j])) for i in range(t) for j in range(t)]
+            return hv.HeatMap(cells, ["key position", "query position"], "attention").opts(
+                cmap="viridis", title=f"Head {d['heads'][0]}: attention (prompt 0)",
+                responsive=True, min_height=280, invert_yaxis=True, colorbar=True)
+        kinds = [KIND_NAMES[int(k)] for k in d["kinds"]]
+        rows = []
+        for slot, kind in enumerate(kinds):
+            rows.append((f"demo {slot + 1} ({kind})", "in context", float(d["mass_ctx"][slot])))
+            rows.append((f"demo {slot + 1} ({kind})", "isolated", float(d["mass_iso"][slot])))
+        rows.append(("query", "in context", float(d["mass_ctx"][-1])))
+        return hv.Bars(rows, ["demonstration", "run"], "attention mass").opts(
+            title="FV heads: attention mass per demonstration", responsive=True,
+            min_height=280, xrotation=30, ylim=(0, 1.05), multi_level=True)
+
+    @param.depends("run", "fv_heads")
+    def aie_view(self) -> hv.Element:
+        """F1: signed average indirect effect of every head (shuffled 6-shot prompts)."""
+        a = _analysis(self._loaded_seed, False)
+        return plot_aie({"aie": a["aie"].numpy(), "top": a["ranking"][: self.fv_heads]})
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        self._progress.visible = True
+        self._show(f"Loading the model for seed {self.model_seed} (training it once if it "
+                   "is not cached: about 1-3 minutes)...", "info")
+        try:
+            _analysis(self.model_seed, True)
+            self._loaded_seed = self.model_seed
+            self._show("")
+        except (ValueError, RuntimeError) as e:
+            self._show(str(e), "danger")
+        finally:
+            self._progress.visible = False
+
+    @param.depends("model_seed", watch=True)
+    def _seed_changed(self) -> None:
+        if self.model_seed != self._loaded_seed:
+            self._show(f"Showing the model of seed {self._loaded_seed}; press Run to load "
+                       f"seed {self.model_seed}.", "info")
+        else:
+            self._show("")
+
+    # ------------------------------------------------------------------ layout
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, widgets={
+            "run": {"type": pn.widgets.Button, "button_type": "primary",
+                    "name": "Load model seed"}})
+        dm = {name: pn.pane.HoloViews(hv.DynamicMap(getattr(self, name)),
+                                      sizing_mode="stretch_width")
+              for name in ("accuracy_view", "shift_view", "decomposition_view",
+                           "attention_view", "aie_view")}
+        return pn.Row(
+            pn.Column(controls, width=320),
+            pn.Column(self._alert, self._progress,
+                      pn.Row(dm["accuracy_view"], dm["shift_view"], sizing_mode="stretch_width"),
+                      pn.Row(dm["decomposition_view"], dm["attention_view"],
+                             sizing_mode="stretch_width"),
+                      dm["aie_view"], sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+
+
+Explorer = FunctionVectorsExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    pn.extension()
+    hv.extension("bokeh")
+    explorer = Explorer()
+    return pn.Column(
+        pn.pane.Markdown(
+            "## Function vectors: how few-shot examples add up\n\n"
+            "Wang, Wang, Bakalova, Hahn, *How Few-Shot Examples Add Up: A Causal Decomposition "
+            "of Function Vectors in In-Context Learning*, ICML 2026 "
+            "([arXiv 2605.16591](https://arxiv.org/abs/2605.16591)), on a 3-layer Transformer "
+            "trained here on shift tasks (toy D, with the TVP auxiliary loss - a toy-only "
+            "device). Every plot is a forward pass of that model.",
+            sizing_mode="stretch_width"),
+        explorer, sizing_mode="stretch_width")
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()

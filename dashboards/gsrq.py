@@ -1,0 +1,339 @@
+"""Explorer for "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache" (gsrq).
+
+Live views: the bits-per-element readout of the chosen code (K, stages, d, gain mode), and a
+2-D picture of the shrinkage -- l2 k-means codewords sink inside a ring of equal-norm points,
+gain-shape codewords stay on it -- recomputed on every slider move (N = 240 points, ~10 ms).
+Behind the Run button (with progress): residual quantization of synthetic KV-like vectors
+with RQ-kmeans and the configured GSRQ, stage by stage (mean cosine, relative l2, norm ratio).
+The module also holds the plot functions the notebook uses for F1-F4.
+
+Serve alone with ``panel serve dashboards/gsrq.py`` or with every paper via ``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+import torch
+
+from icml26 import gsrq
+
+VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
+                  "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
+SPEC_BITS = (0.0625, 0.125, 0.25, 0.5, 1.0)  # the spec's bit grid
+
+
+# --------------------------------------------------------------------------- plot functions
+def shrinkage_plot(rows: list[dict]) -> hv.Overlay:
+    """F1: mean ||x_hat|| / ||x|| of one-stage k-means vs d, one curve per K."""
+    curves = []
+    for k in sorted({r["K"] for r in rows}):
+        pts = sorted((r["dim"], r["norm_ratio"]) for r in rows if r["K"] == k)
+        curves.append(hv.Curve(pts, "dimension d", "mean ||x_hat|| / ||x||", label=f"K={k}")
+                      * hv.Scatter(pts, "dimension d", "mean ||x_hat|| / ||x||"))
+    line = hv.HLine(1.0).opts(color="grey", line_dash="dashed")
+    return hv.Overlay([*curves, line]).opts(
+        title="k-means reconstructions shrink (one stage)", logx=True,
+        legend_position="bottom_left", responsive=True, min_height=300)
+
+
+def rate_distortion_plot(rows: list[dict], metric: str = "cos") -> hv.Layout:
+    """F2: ``metric`` ("cos" or "rel_l2") vs bits per element, one panel per data setting."""
+    ylabel = {"cos": "mean cosine", "rel_l2": "relative l2 (squared)",
+              "norm_ratio": "mean ||x_hat|| / ||x||"}[metric]
+    panels = []
+    for setting in dict.fromkeys(r["data"] for r in rows):
+        layers = []
+        for label in gsrq.VARIANTS:
+            for k in sorted({r["K"] for r in rows}):
+                pts = sorted((r["bits"], r[metric]) for r in rows
+                             if r["data"] == setting and r["variant"] == label and r["K"] == k)
+                if not pts:
+                    continue
+                dash = "solid" if k == max(r["K"] for r in rows) else "dotted"
+                layers.append(hv.Curve(pts, "bits per element", ylabel,
+                                       label=f"{label}, K={k}").opts(
+                    color=VARIANT_COLORS[label], line_dash=dash))
+        panels.append(hv.Overlay(layers).opts(
+            title=f"{setting} data", logx=True, legend_position="bottom_right",
+            responsive=True, min_height=320, show_legend=not panels))
+    return hv.Layout(panels).cols(2)
+
+
+def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
+    """F3: perplexity and passkey accuracy of the tiny LM vs bits of its K/V cache."""
+    base = next(r for r in rows if r["variant"] == "fp32 cache")
+    panels = []
+    for metric, ylabel in (("ppl", "perplexity"), ("passkey", "passkey digit accuracy")):
+        layers = [hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
+                                              line_dash="dashed")]
+        for label in gsrq.VARIANTS:
+            pts = sorted((r["bits"], r[metric]) for r in rows if r["variant"] == label)
+            layers.append(hv.Curve(pts, "bits per element", ylabel, label=label).opts(
+                color=VARIANT_COLORS[label]) * hv.Scatter(pts, "bits per element", ylabel)
+                .opts(color=VARIANT_COLORS[label]))
+        panels.append(hv.Overlay(layers).opts(
+            title=f"tiny LM: {ylabel} (dashed: fp32 cache)", legend_position="top_right",
+            responsive=True, min_height=300, logy=metric == "ppl"))
+    return hv.Layout(panels).cols(2)
+
+
+def benchmark_plot(df) -> hv.Element:
+    """F4: achieved GB/s of the assignment vs N, per implementation and K (GPU CSV)."""
+    if df is None or len(df) == 0:
+        return hv.Text(0.5, 0.5, "No GPU benchmark recorded yet:\nrun "
+                       "kernels/bench/bench_gain_shape_assign.py on a CUDA machine").opts(
+            xaxis=None, yaxis=None, toolbar=None, responsive=True, min_height=250)
+    if "op" in df:
+        df = df[df["op"] == "assign"]
+    if "timestamp" in df and len(df):
+        df = df[df["timestamp"] == df["timestamp"].max()]  # the latest recorded run
+    layers = []
+    for (impl, k), grp in df.groupby(["impl", "K"]):
+        grp = grp.sort_values("N")
+        layers.append(hv.Curve((grp["N"], grp["gbps"]), "N rows", "GB/s",
+                               label=f"{impl}, K={k}"))
+    if "bound_gbps" in df:
+        layers.append(hv.HLine(float(df["bound_gbps"].max())).opts(color="grey",
+                                                                    line_dash="dashed"))
+    return hv.Overlay(layers).opts(title="Fused assignment throughput (dashed: HBM bound)",
+                                   logx=True, legend_position="bottom_right",
+                                   responsive=True, min_height=300)
+
+
+# --------------------------------------------------------------------------- toy (2-D)
+TOY_N = 240
+
+
+@functools.lru_cache(maxsize=128)
+def _toy(n_codes: int, norm_tail: float, weight_exponent: float, rule: str, gain: str,
+         seed: int) -> dict:
+    """2-D points (equal norms times a lognormal factor) and two fitted one-stage codebooks."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(TOY_N, 2, generator=g) * torch.tensor([1.0, 0.6])
+    x = z / z.norm(dim=1, keepdim=True)
+    if norm_tail > 0:
+        x = x * torch.exp(norm_tail * torch.randn(TOY_N, 1, generator=g))
+    k = min(n_codes, 16)
+    out = {"x": x.numpy()}
+    for name, cfg in (("kmeans", gsrq.QuantConfig(n_codes=k, stages=1, method="kmeans",
+                                                  iters=10)),
+                      ("gskm", gsrq.QuantConfig(n_codes=k, stages=1, method="gskm", gain=gain,
+                                                rule=rule, weight_exponent=weight_exponent,
+                                                iters=10))):
+        res = gsrq.fit_rq(x, cfg, torch.Generator().manual_seed(seed + 1))
+        st = res.stages[0]
+        out[name] = (st.gains[:, None] * st.shapes).numpy()
+        out[name + "_recon"] = res.recon.numpy()
+        out[name + "_metrics"] = res.metrics[0]
+    return out
+
+
+# --------------------------------------------------------------------------- explorer
+class GSRQExplorer(pn.viewable.Viewer):
+    """Choose a code; watch k-means shrink and gain-shape codewords keep direction."""
+
+    n_codes = param.Selector(default=256, objects=[2, 4, 8, 16, 32, 64, 128, 256],
+                             doc="Codebook size K per stage (log2 K bits per vector per stage; "
+                                 "the 2-D picture uses min(K, 16)).")
+    stages = param.Integer(4, bounds=(1, 16),
+                           doc="Residual stages M (rate M log2 K / d bits per element).")
+    dim = param.Selector(default=128, objects=[16, 32, 64, 128, 256],
+                         doc="Group size d: the length of each quantized vector (head dim).")
+    gain_mode = param.Selector(default="cluster", objects=list(gsrq.GAIN_MODES),
+                               doc="GSRQ gain: one per codeword ('cluster') or a per-token "
+                                   "log-gain code on stage 1 ('token', +gain_bits/d bits).")
+    rule = param.Selector(default="cos", objects=list(gsrq.RULES),
+                          doc="GSKM assignment: argmax cos(x, s_k) or the l2 rule "
+                              "argmax 2 g_k <x, s_k> - g_k^2 (with a per-token gain: for "
+                              "stages >= 2 only).")
+    weight_exponent = param.Number(0.0, bounds=(-1.0, 2.0), step=0.1,
+                                   doc="p in the shape update normalize(sum ||x||^p x/||x||): "
+                                       "0 = directional mean, 1 = direction of the plain mean.")
+    norm_tail = param.Number(0.0, bounds=(0.0, 1.5), step=0.05,
+                             doc="Sigma of the lognormal per-token norm factor (0 = equal "
+                                 "norms; the spec's heavy tail is 0.8).")
+    gain_bits = param.Integer(4, bounds=(1, 8),
+                              doc="Width of the per-token gain code (gain mode 'token').")
+    n_samples = param.Integer(4096, bounds=(1024, 16384), step=1024,
+                              doc="Synthetic vectors quantized by Run (the claims use 8192).")
+    seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the data and codebook seeding.")
+    run = param.Event(doc="Quantize synthetic KV-like data with RQ-kmeans and this GSRQ.")
+
+    def __init__(self, **params):
+        self._result: dict | None = None
+        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
+                                                sizing_mode="stretch_width")
+        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        super().__init__(**params)
+
+    # ------------------------------------------------------------------ model
+    def config(self) -> gsrq.QuantConfig:
+        """The lib config of the GSRQ quantizer (raises ValueError when invalid)."""
+        cfg = gsrq.QuantConfig(n_codes=self.n_codes, stages=self.stages, method="gskm",
+                               gain=self.gain_mode, rule=self.rule,
+                               weight_exponent=self.weight_exponent, gain_bits=self.gain_bits)
+        cfg.validate()
+        return cfg
+
+    def data_config(self) -> gsrq.KVDataConfig:
+        cfg = gsrq.KVDataConfig(n=self.n_samples, dim=self.dim, norm_tail=self.norm_tail)
+        cfg.validate()
+        return cfg
+
+    def bits(self) -> float:
+        return gsrq.bits_per_element(self.n_codes, self.stages, self.dim, self.gain_mode,
+                                     self.gain_bits)
+
+    def error_message(self) -> str:
+        """The message the app shows for the current settings ('' when they are valid)."""
+        return self._alert.object if self._alert.visible else ""
+
+    def plot_data(self) -> dict:
+        """The numbers behind the views."""
+        m = np.arange(1, 17)
+        toy = _toy(self.n_codes, round(self.norm_tail, 4), round(self.weight_exponent, 4),
+                   self.rule, self.gain_mode, self.seed)
+        data = {
+            "stages": m,
+            "bits_cluster": np.array([gsrq.bits_per_element(self.n_codes, int(s), self.dim)
+                                      for s in m]),
+            "bits_token": np.array([gsrq.bits_per_element(self.n_codes, int(s), self.dim,
+                                                          "token", self.gain_bits) for s in m]),
+            "bits": self.bits(),
+            "toy_points": toy["x"], "toy_kmeans": toy["kmeans"], "toy_gskm": toy["gskm"],
+        }
+        if self._result is not None:
+            data["rq"] = self._result["rows"]
+        return data
+
+    # ------------------------------------------------------------------ views
+    @param.depends("n_codes", "stages", "dim", "gain_mode", "gain_bits")
+    def bits_view(self) -> hv.Overlay:
+        """Bits per element vs stages for this K and d (the readout in the title)."""
+        d = self.plot_data()
+        key = "bits_token" if self.gain_mode == "token" else "bits_cluster"
+        curve = hv.Curve((d["stages"], d[key]), "stages M", "bits per element").opts(
+            color=VARIANT_COLORS["GSRQ (cluster gain)"])
+        here = hv.Scatter([(self.stages, d["bits"])], "stages M", "bits per element").opts(
+            size=10, color="black")
+        grid = [hv.HLine(b).opts(color="lightgrey", line_dash="dotted") for b in SPEC_BITS]
+        return hv.Overlay([*grid, curve, here]).opts(
+            title=f"{d['bits']:.4g} bits per element (K={self.n_codes}, M={self.stages}, "
+                  f"d={self.dim}, {self.gain_mode} gain)", logy=True, responsive=True,
+            min_height=280)
+
+    @param.depends("n_codes", "norm_tail", "weight_exponent", "rule", "gain_mode", "seed")
+    def toy_view(self) -> hv.Overlay:
+        """2-D: points, k-means centroids (shrunk inside) and gain-shape codewords."""
+        toy = _toy(self.n_codes, round(self.norm_tail, 4), round(self.weight_exponent, 4),
+                   self.rule, self.gain_mode, self.seed)
+        km, gs = toy["kmeans_metrics"], toy["gskm_metrics"]
+        theta = np.linspace(0, 2 * math.pi, 200)
+        ring = hv.Curve((np.cos(theta), np.sin(theta)), "x1", "x2").opts(
+            color="lightgrey", line_dash="dashed")
+        pts = hv.Scatter(toy["x"], "x1", "x2").opts(color="grey", alpha=0.4, size=4)
+        kmc = hv.Scatter(toy["kmeans"], "x1", "x2", label="k-means centroids").opts(
+            color=VARIANT_COLORS["RQ-kmeans"], size=9, marker="x")
+        gsc = hv.Scatter(toy["gskm"], "x1", "x2", label="GSKM codewords g_k s_k").opts(
+            color=VARIANT_COLORS["GSRQ (cluster gain)"], size=9, marker="triangle")
+        return (ring * pts * kmc * gsc).opts(
+            title=f"K={min(self.n_codes, 16)}: norm ratio k-means {km['norm_ratio']:.2f}, "
+                  f"GSKM {gs['norm_ratio']:.2f}; cos {km['cos']:.3f} vs {gs['cos']:.3f}",
+            data_aspect=1, legend_position="top_left", responsive=True, min_height=320)
+
+    @param.depends("run")
+    def rq_view(self) -> hv.Layout | hv.Element:
+        """Per-stage mean cosine and relative l2 of RQ-kmeans and the configured GSRQ."""
+        if self._result is None:
+            return hv.Text(0.5, 0.5, "Press Run to quantize synthetic KV-like data").opts(
+                xaxis=None, yaxis=None, toolbar=None, responsive=True, min_height=280)
+        rows = self._result["rows"]
+        panels = []
+        for metric, ylabel in (("cos", "mean cosine"), ("rel_l2", "relative l2 (squared)")):
+            layers = []
+            for label, color in (("RQ-kmeans", VARIANT_COLORS["RQ-kmeans"]),
+                                 ("GSRQ", VARIANT_COLORS["GSRQ (cluster gain)"])):
+                pts = [(r["bits"], r[metric]) for r in rows if r["variant"] == label]
+                layers.append(hv.Curve(pts, "bits per element", ylabel, label=label)
+                              .opts(color=color))
+            panels.append(hv.Overlay(layers).opts(title=self._result["title"],
+                                                  legend_position="bottom_right",
+                                                  responsive=True, min_height=280))
+        return hv.Layout(panels).cols(2)
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        try:
+            qcfg, dcfg = self.config(), self.data_config()
+        except ValueError as e:
+            self._alert.object, self._alert.visible = str(e), True
+            return
+        self._progress.visible, self._progress.value = True, 0
+        total = 2 * qcfg.stages
+        done = [0]
+
+        def tick(_stage):
+            done[0] += 1
+            self._progress.value = int(100 * done[0] / total)
+
+        try:
+            x = gsrq.make_kv_data(dcfg, torch.Generator().manual_seed(self.seed))
+            rows = []
+            for label, cfg in (("RQ-kmeans", gsrq.QuantConfig(
+                    n_codes=qcfg.n_codes, stages=qcfg.stages, method="kmeans")), ("GSRQ", qcfg)):
+                res = gsrq.fit_rq(x, cfg, torch.Generator().manual_seed(10_007 + self.seed),
+                                  progress=tick)
+                rows += [{"variant": label, **m} for m in res.metrics]
+            self._result = {"rows": rows, "title": f"K={qcfg.n_codes}, d={dcfg.dim}, "
+                                                   f"tail {dcfg.norm_tail:g}, N={dcfg.n}"}
+            self._alert.visible = False
+        except ValueError as e:  # defensive: never kill the server from a callback
+            self._alert.object, self._alert.visible = str(e), True
+        finally:
+            self._progress.value = 100
+            self._progress.visible = False
+
+    # ------------------------------------------------------------------ layout
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, widgets={
+            "run": {"type": pn.widgets.Button, "button_type": "primary",
+                    "name": "Run quantization"}})
+        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.bits_view),
+                                        sizing_mode="stretch_width"),
+                      pn.pane.HoloViews(hv.DynamicMap(self.toy_view),
+                                        sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+        return pn.Row(pn.Column(controls, width=320),
+                      pn.Column(self._alert, live, self._progress,
+                                pn.panel(self.rq_view, sizing_mode="stretch_width"),
+                                sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+
+
+Explorer = GSRQExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    pn.extension()
+    hv.extension("bokeh")
+    explorer = Explorer()
+    return pn.Column(
+        pn.pane.Markdown(
+            "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
+            "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
+            "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
+            "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
+            "**Run** quantizes synthetic KV-like vectors stage by stage.",
+            sizing_mode="stretch_width"),
+        explorer, sizing_mode="stretch_width")
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()

@@ -1,0 +1,72 @@
+"""Explorer of gsrq without a browser: set params, inspect the data behind the views."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from icml26 import gsrq  # noqa: E402
+from icml26.dashboards import gsrq as app  # noqa: E402
+
+
+@pytest.mark.parametrize(("params", "bits"), [
+    ({}, 0.25),
+    ({"n_codes": 16, "stages": 8, "dim": 32}, 1.0),
+    ({"gain_mode": "token", "gain_bits": 4}, 0.25 + 4 / 128),
+])
+def test_bits_readout(params, bits):
+    e = app.Explorer(**params)
+    assert e.bits() == pytest.approx(bits)
+    assert f"{bits:.4g} bits per element" in e.bits_view().opts.get().kwargs["title"]
+
+
+def test_toy_view_shows_kmeans_shrinkage():
+    e = app.Explorer(n_codes=4)
+    d = e.plot_data()
+    centroid_norms = np.linalg.norm(d["toy_kmeans"], axis=1)
+    assert d["toy_points"].shape == (app.TOY_N, 2)
+    assert (centroid_norms < 1.0).all()  # equal-norm points on the unit ring, means inside
+    e.toy_view()
+
+
+def test_run_quantizes_and_reports_each_stage():
+    e = app.Explorer(n_codes=16, stages=2, dim=16, n_samples=1024, norm_tail=0.5)
+    assert "Press Run" in str(e.rq_view().data)
+    e.param.trigger("run")
+    rows = e.plot_data()["rq"]
+    assert [(r["variant"], r["stage"]) for r in rows] == [
+        ("RQ-kmeans", 1), ("RQ-kmeans", 2), ("GSRQ", 1), ("GSRQ", 2)]
+    assert all(math.isfinite(r["cos"]) and 0 <= r["rel_l2"] <= 1 for r in rows)
+    assert rows[1]["bits"] == pytest.approx(gsrq.bits_per_element(16, 2, 16))
+    assert e.error_message() == ""
+    e.rq_view()
+
+
+def test_notebook_plot_functions_accept_lib_data():
+    rows = [{"K": k, "dim": d, "norm_ratio": 0.5, "bits": 0.1, "cos": 0.5}
+            for k in (16, 256) for d in (16, 32)]
+    app.shrinkage_plot(rows)
+    rd = [{"data": "equal-norm", "variant": v, "K": 256, "stage": 1, "bits": 0.0625,
+           "cos": 0.6, "rel_l2": 0.5, "norm_ratio": 0.6} for v in gsrq.VARIANTS]
+    app.rate_distortion_plot(rd, "cos")
+    lm = [{"variant": "fp32 cache", "stages": 0, "bits": 32.0, "ppl": 6.0, "passkey": 1.0}] + [
+        {"variant": v, "stages": 1, "bits": 0.25, "ppl": 7.0, "passkey": 0.9}
+        for v in gsrq.VARIANTS]
+    app.tiny_lm_plot(lm)
+    app.benchmark_plot(gsrq.benchmark_data(path="/nonexistent.csv"))
+
+
+def test_benchmark_plot_reads_the_bench_csv_format():
+    import pandas as pd
+
+    rows = [{"timestamp": t, "device": "gpu", "op": op, "impl": impl, "N": n, "K": 16,
+             "gbps": 100.0 * n, "bound_gbps": 4000.0}
+            for t in ("2026-01-01", "2026-02-01") for op in ("assign", "centroid_sums")
+            for impl in ("triton", "torch-eager") for n in (2**14, 2**16)]
+    plot = app.benchmark_plot(pd.DataFrame(rows))
+    curves = [el for el in plot if el.__class__.__name__ == "Curve"]
+    assert len(curves) == 2  # latest run, assign only: one curve per implementation

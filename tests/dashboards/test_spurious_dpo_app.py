@@ -1,0 +1,68 @@
+"""spurious_dpo Explorer without a browser: live theory, invalid settings, the Run button."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from icml26 import spurious_dpo as sd
+
+pn = pytest.importorskip("panel")
+hv = pytest.importorskip("holoviews")
+dash = pytest.importorskip("icml26.dashboards.spurious_dpo")
+
+
+def finite(data: dict) -> bool:
+    for v in data.values():
+        arr = v.select_dtypes("number").to_numpy() if hasattr(v, "select_dtypes") else v
+        if not np.isfinite(np.asarray(arr, dtype=float)).all():
+            return False
+    return True
+
+
+def test_config_maps_the_widgets_to_the_library():
+    e = dash.Explorer(m=0.8, log10_n_pairs=3.0, tie_fraction=0.25, seeds=4, training="l2")
+    cfg = e.config()
+    assert (cfg.m, cfg.n_pairs, cfg.tie_replicates) == (0.8, 1000, 4)
+    assert 0.25 in cfg.tie_fractions and max(cfg.n_grid) == 1000
+
+
+@pytest.mark.parametrize("training", sd.TRAININGS)
+def test_live_views_follow_the_regime(training):
+    e = dash.Explorer(training=training)
+    d = e.plot_data()
+    assert finite(d) and e.error_message() == ""
+    # the mean-bias line is the closed form, whatever the regime
+    np.testing.assert_allclose(d["theta_s1_theory"], 2 * d["m"] / (e.beta * e.sigma_eps**2))
+    # ties never lower the causal weight relative to L2 at the same spurious weight
+    assert (d["ties_causal"] >= d["l2_causal"] - 1e-9).all()
+    for view in (e.mean_bias_view, e.leakage_view, e.deployment_view, e.ties_view):
+        assert isinstance(view(), hv.core.Dimensioned)
+
+
+def test_moving_m_moves_the_theory_and_not_the_run_views():
+    e = dash.Explorer()
+    before = e.plot_data()["acc_dpo"].copy()
+    e.m = 1.2
+    after = e.plot_data()
+    assert not np.allclose(before, after["acc_dpo"])
+    assert "run_ties" not in after  # nothing heavy runs until Run is pressed
+
+
+def test_an_unstable_step_size_shows_a_message_not_a_traceback():
+    e = dash.Explorer(**dash.Explorer.INVALID_EXAMPLES[0])
+    assert "too large" in e.error_message()
+    assert all(len(v) == 0 for v in e.plot_data().values())
+    for view in (e.mean_bias_view, e.leakage_view, e.deployment_view, e.ties_view):
+        view()
+
+
+def test_run_fits_at_small_n_and_fills_the_heavy_views():
+    e = dash.Explorer(log10_n_pairs=2.5, seeds=1, tie_fraction=0.2)
+    e.param.trigger("run")
+    d = e.plot_data()
+    assert {"run_leakage", "run_irreducible", "run_ties", "run_mean_bias"} <= set(d)
+    assert finite(d)
+    assert set(d["run_ties"].tie_fraction) == {0.0, 0.1, 0.2, 0.3, 0.5}
+    for view in (e.run_leakage_view, e.run_irreducible_view, e.run_ties_view):
+        assert isinstance(view(), hv.core.Dimensioned)

@@ -1,0 +1,346 @@
+"""Tests for icml26.function_vectors (toy D, Todd et al.'s pipeline, the decomposition).
+
+Fast tests use an untrained model with large random weights (so attention is far from
+uniform); the slow tests train (or load from the run's cache) the quick-scale models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import function_vectors as fv
+from icml26 import function_vectors_model as fm
+
+N_LAYERS, N_HEADS = 3, 4
+
+
+def sharp_model(positions: str = "slots") -> fm.FVTransformer:
+    """An untrained model with std-0.3 weights: sharp, non-trivial attention patterns."""
+    g = torch.Generator().manual_seed(5)
+    m = fm.FVTransformer(fm.ModelConfig(positions=positions))
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.ndim > 1:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+    return m.eval().requires_grad_(False)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return sharp_model()
+
+
+@pytest.fixture
+def prompts():
+    g = torch.Generator().manual_seed(1)
+    return fm.make_prompts(fm.tasks_for(24, g), 6, g, p_uninformative=0.4)
+
+
+def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a - b).norm() / b.norm().clamp_min(1e-30))
+
+
+# --------------------------------------------------------------------------- tasks, prompts
+def test_tasks_are_shifts_with_fixed_points():
+    x = torch.tensor([[0, 5, 15, fm.Z_TOKENS[0], fm.Z_TOKENS[1]]])
+    assert fm.apply_task(torch.tensor([3]), x).tolist() == [[3, 8, 2, 16, 17]]
+
+
+@given(st.integers(1, 8), st.integers(0, 6), st.floats(0, 1), st.integers(0, 2**31 - 1))
+@settings(max_examples=40, deadline=None)
+def test_prompt_structure(task, n, p_unf, seed):
+    g = torch.Generator().manual_seed(seed)
+    p = fm.make_prompts(torch.full((5,), task), n, g, p_unf)
+    assert p.tokens.shape == (5, fm.N_CTX)
+    assert (p.present.sum(1) == n).all() and (p.present[:, fm.MAX_SHOTS - n:]).all()
+    assert (p.target == (p.query + task) % 16).all()
+    assert (p.tokens[:, -1] == fm.ARROW).all() and (p.tokens[:, -2] == p.query).all()
+    inf = p.kinds == fm.KIND_INFORMATIVE
+    assert (p.ys[inf] == (p.xs[inf] + task) % 16).all()
+    assert (p.xs[inf] != p.query[:, None].expand_as(p.xs)[inf]).all()  # never copied
+    unf = p.kinds == fm.KIND_UNINFORMATIVE
+    assert (p.xs[unf] >= 16).all() and (p.ys[unf] == p.xs[unf]).all()
+    assert (p.tokens[:, : 3 * fm.MAX_SHOTS][~p.present.repeat_interleave(3, 1)] == fm.PAD).all()
+
+
+@given(st.integers(0, 2**31 - 1), st.integers(1, 6))
+@settings(max_examples=30, deadline=None)
+def test_shuffle_permutes_outputs_within_prompt(seed, n):
+    g = torch.Generator().manual_seed(seed)
+    p = fm.make_prompts(fm.tasks_for(6, g), n, g)
+    s = fm.shuffle_labels(p, g)
+    assert torch.equal(s.xs, p.xs) and torch.equal(s.target, p.target)
+    for i in range(len(p)):
+        assert sorted(s.ys[i].tolist()) == sorted(p.ys[i].tolist())
+
+
+def test_bad_prompt_inputs_raise():
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(ValueError, match="0..6"):
+        fm.make_prompts(torch.tensor([1]), 7, g)
+    with pytest.raises(ValueError, match="1..8"):
+        fm.make_prompts(torch.tensor([9]), 2, g)
+    with pytest.raises(ValueError, match="1..8"):
+        fm.make_prompts(torch.tensor([0]), 2, g)
+    with pytest.raises(ValueError, match="at most 20"):
+        fm.FVTransformer()(torch.zeros(1, 23, dtype=torch.long))
+
+
+# --------------------------------------------------------------------------- hooks
+def test_compacted_prompts_compute_the_same_outputs(model, prompts):
+    full = model(prompts.tokens)
+    for n in (0, 1, 3):
+        sub = prompts.with_slots(torch.arange(6) >= 6 - n)
+        assert rel_err(fv.run(model, sub), model(sub.tokens)) < 1e-5
+    assert rel_err(fv.run(model, prompts), full) < 1e-5
+    one = prompts.with_slots(torch.arange(6) == 2)  # slot 2 alone, positions kept
+    assert fm.compact(one)[1][0].tolist() == [6, 7, 8, 18, 19]
+    assert rel_err(fv.run(model, one), model(one.tokens)) < 1e-5
+
+
+def test_packed_positions_delete_absent_slots(prompts):
+    """positions="packed" (the spec's variable-length prompts): a masked slot is deleted, so
+    the masked prompt equals the same demonstrations packed into contiguous slots."""
+    packed = sharp_model("packed")
+    sub = prompts.with_slots(torch.arange(6) != 2)
+    order = torch.tensor([2, 0, 1, 3, 4, 5])  # the empty slot first, the rest in order
+    contiguous = fm._assemble(sub.xs[:, order], sub.ys[:, order], sub.kinds[:, order],
+                              sub.task, sub.query)
+    assert rel_err(packed(contiguous.tokens), packed(sub.tokens)) < 1e-5
+    assert rel_err(fv.run(packed, sub), packed(sub.tokens)) < 1e-5
+    slots = sharp_model("slots")  # fixed slot positions: moving demonstrations matters
+    assert rel_err(slots(contiguous.tokens), slots(sub.tokens)) > 1e-3
+
+
+def test_forward_last_equals_full_forward_with_patches(model, prompts):
+    b = len(prompts)
+    g = torch.Generator().manual_seed(3)
+    mask = torch.rand(b, N_LAYERS, N_HEADS, generator=g) < 0.3
+    values = torch.randn(b, N_LAYERS, N_HEADS, 16, generator=g)
+    add = torch.randn(b, N_LAYERS, 64, generator=g)
+    patch = fm.HeadPatch(mask, values)
+    pre = fv.Prefix.of(model, prompts)
+    assert rel_err(pre.patched(model), model(prompts.tokens)) < 1e-5
+    assert rel_err(pre.patched(model, head_patch=patch),
+                   model(prompts.tokens, head_patch=patch)) < 1e-5
+    assert rel_err(pre.patched(model, resid_add=add), model(prompts.tokens, resid_add=add)) < 1e-5
+    # the patch really changes the output (the test above cannot pass vacuously)
+    assert rel_err(model(prompts.tokens, head_patch=patch), model(prompts.tokens)) > 1e-2
+
+
+@pytest.mark.parametrize("layer,head", [(0, 0), (1, 2), (2, 3)], ids=["L0H0", "L1H2", "L2H3"])
+def test_block_decomposition_identity_is_exact(model, prompts, layer, head):
+    """W_O z_h = sum_i sum_{t in B_i} a_t W_O v_t + query terms (relative error <= 1e-5)."""
+    prompts = prompts.with_slots(torch.arange(6) >= 2)  # 4 shots: two masked blocks
+    parts = fv.block_decomposition(model, prompts, layer, head)  # [B, S+1, D]
+    _, rec = model(prompts.tokens, record=True)
+    direct = rec.z[layer][:, -1, head] @ model.blocks[layer].w_o()[head]
+    assert parts.shape == (len(prompts), fm.MAX_SHOTS + 1, 64)
+    assert rel_err(parts.sum(1), direct) <= 1e-5
+    absent = ~prompts.present
+    assert parts[:, :-1][absent].abs().max() == 0  # masked blocks contribute exactly nothing
+
+
+def test_attention_override(model, prompts):
+    _, rec = model(prompts.tokens, record=True)
+    heads = torch.tensor([False, True, False, True])
+    same = model(prompts.tokens, attn_override={1: (heads, rec.attn[1])})
+    assert rel_err(same, model(prompts.tokens)) < 1e-6
+    uniform = torch.softmax(rec.scores[1].clamp(min=-1e9) * 0, -1)
+    other = model(prompts.tokens, attn_override={1: (heads, uniform)})
+    assert rel_err(other, model(prompts.tokens)) > 1e-3
+
+
+def test_cie_batched_matches_looped(model):
+    g = torch.Generator().manual_seed(2)
+    p = fm.make_prompts(fm.tasks_for(16, g), 6, g, shuffle=True)
+    means = torch.randn(8, N_LAYERS, N_HEADS, 16, generator=g)
+    looped = fv.causal_indirect_effect(model, means, p, mode="looped")
+    for mode in ("prefix", "batched"):
+        assert rel_err(fv.causal_indirect_effect(model, means, p, mode=mode), looped) < 1e-4
+    assert looped.abs().max() > 1e-4
+
+
+def test_hybrids_reduce_to_the_two_runs(model, prompts):
+    heads = [(1, 0), (1, 3), (2, 1)]
+    h = fv.hybrid_head_outputs(model, prompts, heads)
+    _, z_ctx = fv.final_state(model, prompts)
+    _, z_iso = fv.final_state(model, prompts, isolate_blocks=True)
+    for layer, head in heads:
+        assert rel_err(h["both"][:, layer, head], z_ctx[:, layer, head]) < 1e-5
+    # layer-1 queries see layer-0 outputs of the query tokens, identical in both runs
+    assert rel_err(h["neither"][:, 1, 0], z_iso[:, 1, 0]) < 1e-5
+    assert rel_err(h["qk"][:, 1, 0], h["v"][:, 1, 0]) > 1e-4
+
+
+def test_isolated_masses_are_one_shot_runs(model, prompts):
+    heads = [(1, 1)]
+    iso = fv.isolated_masses(model, prompts, heads)
+    i = 4
+    one = prompts.with_slots(torch.arange(6) == i)
+    _, rec = model(one.tokens, record=True)
+    direct = rec.attn[1][:, 1, -1, 3 * i: 3 * i + 3].sum(-1)
+    rows = prompts.present[:, i]
+    assert rel_err(iso[rows, i], direct[rows]) < 1e-5
+
+
+@given(st.integers(0, 2**31 - 1))
+@settings(max_examples=20, deadline=None)
+def test_slot_masses_partition_attention(seed):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.softmax(torch.randn(3, 20, generator=g), -1)
+    pos = torch.arange(20).expand(3, 20)
+    parts = fv.by_slot(a, pos, query=True)
+    assert torch.allclose(parts.sum(1), torch.ones(3), atol=1e-6)
+    assert (parts >= 0).all()
+
+
+# --------------------------------------------------------------------------- statistics
+@given(st.integers(2, 6), st.integers(0, 2**31 - 1))
+@settings(max_examples=25, deadline=None)
+def test_shared_fit_recovers_exactly_additive_data(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    subs = torch.randn(80, n, 16, generator=g, dtype=torch.float64)
+    alpha = torch.rand(n, generator=g, dtype=torch.float64) + 0.1
+    c = torch.randn(16, generator=g, dtype=torch.float64)
+    fvs = torch.einsum("i,pid->pd", alpha, subs) + c
+    out = fv.fit_additive(fvs, subs, "shared")
+    assert out["r2"] > 1 - 1e-9
+    assert torch.allclose(out["alpha"].double(), alpha, atol=1e-5)
+    noise = torch.randn(80, 16, generator=g, dtype=torch.float64)
+    assert fv.fit_additive(noise, subs, "shared")["r2"] < 0.5
+    assert fv.fit_additive(noise, subs, "per_prompt")["r2"] <= 1 + 1e-9
+
+
+def test_per_prompt_weights_fit_anything_with_enough_coefficients():
+    """The pitfall in miniature: with as many free weights per prompt as dimensions, the
+    per-prompt fit explains pure noise perfectly while the shared fit explains nothing."""
+    g = torch.Generator().manual_seed(0)
+    subs = torch.randn(200, 6, 6, generator=g, dtype=torch.float64)
+    target = torch.randn(200, 6, generator=g, dtype=torch.float64)
+    assert fv.fit_additive(target, subs, "per_prompt")["r2"] > 1 - 1e-9
+    assert fv.fit_additive(target, subs, "shared")["r2"] < 0.1
+
+
+@given(st.integers(0, 2**31 - 1))
+@settings(max_examples=20, deadline=None)
+def test_permutation_test_p_values(seed):
+    g = torch.Generator().manual_seed(seed)
+    p_null = fv.paired_permutation_test(torch.randn(50, generator=g, dtype=torch.float64),
+                                        500, g)
+    assert 1 / 501 <= p_null <= 1
+    p_strong = fv.paired_permutation_test(torch.rand(50, generator=g, dtype=torch.float64) + 1,
+                                          500, g)
+    assert p_strong == pytest.approx(1 / 501)
+
+
+@given(st.floats(0.1, 10), st.integers(0, 2**31 - 1))
+@settings(max_examples=20, deadline=None)
+def test_matched_ratio_is_scale_invariant(scale, seed):
+    g = torch.Generator().manual_seed(seed)
+    mass = torch.rand(40, 6, generator=g) + 0.01
+    kinds = torch.randint(1, 3, (40, 6), generator=g)
+    r, _ = fv.matched_ratio(mass, kinds)
+    r2, _ = fv.matched_ratio(mass * scale, kinds)
+    assert r == pytest.approx(r2, rel=1e-5)
+    boosted = torch.where(kinds == 1, 3 * mass, mass)
+    assert fv.matched_ratio(boosted, kinds)[0] == pytest.approx(3 * r, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_analysis_inputs_raise(model, prompts):
+    means = torch.zeros(8, N_LAYERS, N_HEADS, 16)
+    with pytest.raises(ValueError, match="out of range"):
+        fv.intervene(model, prompts, means, [(3, 0)])
+    with pytest.raises(ValueError, match="out of range"):
+        fv.intervene(model, prompts, means, [(0, 4)])
+    with pytest.raises(ValueError, match="intervention"):
+        fv.intervene(model, prompts, means, [(1, 0)], kind="swap")
+    with pytest.raises(ValueError, match="layer"):
+        fv.intervene(model, prompts, means, [(1, 0)], kind="add", layer=5)
+    ranking = [(1, 0), (1, 1), (1, 2), (1, 3)]
+    with pytest.raises(ValueError, match="0..6"):
+        fv.live_data(model, means, ranking, n_shots=8)
+    with pytest.raises(ValueError, match="1..8"):
+        fv.live_data(model, means, ranking, task=0)
+    with pytest.raises(ValueError, match="fv_heads"):
+        fv.live_data(model, means, ranking, fv_heads=5)
+    with pytest.raises(ValueError, match="scale"):
+        fv.config_for("huge")
+    with pytest.raises(ValueError, match="top_k"):
+        dataclasses.replace(fv.config_for("quick"), top_k=13).validate()
+
+
+def test_live_data_is_finite(model):
+    means = torch.randn(8, N_LAYERS, N_HEADS, 16)
+    ranking = fv.rank_heads(torch.randn(N_LAYERS, N_HEADS))
+    for n, corr, kind in ((0, "shuffled", "add"), (6, "zero_shot", "random"),
+                          (3, "shuffled", "other_task")):
+        d = fv.live_data(model, means, ranking, n_shots=n, corruption=corr, intervention=kind,
+                         count=8)
+        for key in ("shift_corrupted", "shift_intervened", "attention_query", "mass_iso"):
+            assert torch.isfinite(d[key]).all(), key
+        assert 0 <= d["accuracy"]["intervened"] <= 1
+
+
+def test_training_is_deterministic():
+    tc = fm.TrainConfig(steps=3, batch=8, eval_every=3)
+    a = fm.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
+    b = fm.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
+    for k in a["state"]:
+        assert torch.equal(a["state"][k], b["state"][k]), k
+
+
+# --------------------------------------------------------------------------- claims (slow)
+QUICK = fv.config_for("quick")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    claims = fv.claims(seed)
+    names = [c.name for c in claims]
+    assert len(names) == len(set(names)) == len(fv.SPECS)
+    bad = [(c.name, c.measured, c.note) for c in claims if c.expected and not c.holds]
+    assert not bad, bad
+    assert all(math.isfinite(c.measured) for c in claims if c.expected)
+
+
+@pytest.mark.slow
+def test_claims_are_reproducible():
+    a = {c.name: c.measured for c in fv.claims(0)}
+    b = {c.name: c.measured for c in fv.claims(0)}
+    assert a == b
+
+
+@pytest.mark.slow
+def test_mutation_per_prompt_weights_break_the_margin():
+    """Per-prompt alpha fits the other-task control too: additivity_margin must fail."""
+    cfg = dataclasses.replace(QUICK, additivity_weights="per_prompt")
+    by = {c.name: c for c in fv.claims_for(cfg, 0)}
+    assert by["icl_emerged"].holds
+    assert not by["additivity_margin"].holds, by["additivity_margin"]
+
+
+@pytest.mark.slow
+def test_mutation_without_tvp_no_function_vector():
+    """Training without the TVP loss (same steps): no Todd-style FV, cie_top_effect fails."""
+    cfg = dataclasses.replace(QUICK, train=dataclasses.replace(QUICK.train, tvp=False))
+    by = {c.name: c for c in fv.claims_for(cfg, 0)}
+    assert not by["cie_top_effect"].holds, by["cie_top_effect"]
+
+
+def test_shipped_weights_match_the_quick_config():
+    blob = fv.shipped_blob()
+    assert blob is not None, "lib/data/function_vectors_seed0.pt is missing"
+    assert blob["model_config"] == dataclasses.asdict(QUICK.model)
+    assert blob["train_config"] == dataclasses.asdict(QUICK.train)
+    assert blob["seed"] == 0
+    model = fm.model_from_state(blob)
+    assert fv.clean_accuracy(model, QUICK, 0) >= QUICK.icl_threshold

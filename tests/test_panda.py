@@ -1,0 +1,355 @@
+"""PANDA: the regularised Markov game, best responses, NI gap, exact saddle point, methods,
+the second-order detector, mutation tests and the claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import panda as pd
+from icml26 import panda_game as pg
+from icml26 import panda_methods as pm
+
+DT = torch.float64
+
+
+@functools.cache
+def game(seed: int = 0, **kw) -> pg.MarkovGame:
+    return pg.make_game(pg.GameConfig(**kw), seed)
+
+
+def random_policy(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.softmax(2 * torch.randn(*shape, generator=g, dtype=DT), -1)
+
+
+def xs(max_abs: float = 3.0):
+    """Hypothesis strategy: an upper-level x in R^2."""
+    return st.lists(st.floats(-max_abs, max_abs), min_size=2, max_size=2).map(
+        lambda v: torch.tensor([v], dtype=DT))
+
+
+# ------------------------------------------------------------------ the game
+def test_instance_is_a_valid_markov_game():
+    g = game(0)
+    assert g.r0.shape == (3, 3, 3) and g.feats.shape == (2, 3, 3, 3) and g.P.shape == (3, 3, 3, 3)
+    torch.testing.assert_close(g.P.sum(-1), torch.ones(3, 3, 3, dtype=DT))
+    torch.testing.assert_close(g.init.sum(), torch.tensor(1.0, dtype=DT))
+    assert abs(float(g.x_dag.norm()) - 2.5) < 1e-12
+
+
+def test_reachable_targets_are_the_saddle_point_at_x_dag():
+    g = game(1)
+    eq = pg.solve_equilibrium(g, g.x_dag[None])
+    torch.testing.assert_close(eq.pi[0], g.pi_tgt, rtol=0, atol=1e-10)
+    torch.testing.assert_close(eq.nu[0], g.nu_tgt, rtol=0, atol=1e-10)
+    val, _ = pg.phi(g, g.x_dag[None])
+    assert abs(float(val[0]) - 0.01 * 2.5**2) < 1e-12  # only the incentive cost remains
+
+
+def test_same_seed_same_game_different_seed_different_game():
+    a, b = pg.make_game(pg.GameConfig(), 3), pg.make_game(pg.GameConfig(), 3)
+    assert torch.equal(a.r0, b.r0) and torch.equal(a.pi_tgt, b.pi_tgt)
+    assert not torch.equal(a.r0, pg.make_game(pg.GameConfig(), 4).r0)
+
+
+def test_policy_value_is_the_discounted_sum():
+    """The linear solve equals the truncated series sum_t gamma^t P^t r (independent route)."""
+    g = game(0)
+    x = torch.tensor([[0.3, -1.2]], dtype=DT)
+    pi, nu = random_policy((1, 3, 3), 1), random_policy((1, 3, 3), 2)
+    joint = pi[..., :, None] * nu[..., None, :]
+    r = (joint * pg.reward(g, x)).sum((-1, -2)) - 0.3 * (pi * pi.log()).sum(-1) \
+        + 0.3 * (nu * nu.log()).sum(-1)
+    P = torch.einsum("bsac,sact->bst", joint, g.P)[0]
+    total, term = torch.zeros(3, dtype=DT), r[0].clone()
+    for _ in range(600):
+        total += term
+        term = 0.9 * P @ term
+    torch.testing.assert_close(pg.policy_value(g, x, pi, nu)[0], total, rtol=0, atol=1e-10)
+
+
+def test_swapped_game_has_the_negated_value():
+    g = game(0)
+    x = torch.tensor([[1.0, 0.5]], dtype=DT)
+    pi, nu = random_policy((1, 3, 3), 3), random_policy((1, 3, 3), 4)
+    torch.testing.assert_close(pg.policy_value(g.swapped(), x, nu, pi),
+                               -pg.policy_value(g, x, pi, nu), rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------ best responses and NI
+@settings(max_examples=15, deadline=None)
+@given(x=xs(), seed=st.integers(0, 10_000), player=st.sampled_from(["max", "min"]))
+def test_soft_best_responses_are_distributions(x, seed, player):
+    br = pg.best_response(game(0), x, random_policy((1, 3, 3), seed), player)
+    assert torch.isfinite(br.policy).all() and (br.policy > 0).all()
+    torch.testing.assert_close(br.policy.sum(-1), torch.ones(1, 3, dtype=DT))
+
+
+@settings(max_examples=10, deadline=None)
+@given(x=xs(), seed=st.integers(0, 10_000))
+def test_best_response_beats_every_other_policy(x, seed):
+    g = game(2)
+    nu = random_policy((1, 3, 3), seed)
+    br = pg.best_response(g, x, nu, "max")
+    others = random_policy((8, 3, 3), seed + 1)
+    v_other = pg.policy_value(g, x.expand(8, -1), others, nu.expand(8, -1, -1))
+    assert (v_other <= br.value + 1e-10).all()  # every state, not just on average
+    torch.testing.assert_close(pg.policy_value(g, x, br.policy, nu), br.value, rtol=0,
+                               atol=1e-10)
+
+
+def test_best_response_is_the_soft_value_iteration_fixed_point():
+    """Soft policy iteration and plain soft value iteration (the kernel iterated) agree."""
+    g = game(0)
+    x = torch.tensor([[-0.7, 0.2]], dtype=DT)
+    nu = random_policy((1, 3, 3), 5)
+    v = torch.zeros(1, 3, dtype=DT)
+    for _ in range(400):
+        v, pol = pg.backup(g, x, v, nu)
+    br = pg.best_response(g, x, nu, "max")
+    # policy iteration stops once a step moves the policy < 1e-6, i.e. O(1e-12) error in the
+    # policy and a few 1e-12 in values of size ~10
+    torch.testing.assert_close(br.value, v, rtol=0, atol=1e-10)
+    torch.testing.assert_close(br.policy, pol, rtol=0, atol=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(x=xs(), seed=st.integers(0, 10_000))
+def test_ni_gap_is_nonnegative(x, seed):
+    g = game(0)
+    gap = pg.ni_gap(g, x, random_policy((1, 3, 3), seed), random_policy((1, 3, 3), seed + 7))
+    assert float(gap[0]) >= -1e-12
+
+
+@settings(max_examples=10, deadline=None)
+@given(x=xs(), seed=st.sampled_from([0, 1, 2]))
+def test_ni_gap_vanishes_at_the_computed_equilibrium(x, seed):
+    g = game(seed)
+    eq = pg.solve_equilibrium(g, x)
+    assert eq.residual.max() < 1e-10
+    assert abs(float(pg.ni_gap(g, x, eq.pi, eq.nu)[0])) < 1e-10
+
+
+def test_ni_gap_is_positive_off_equilibrium():
+    g = game(0)
+    x = torch.zeros(1, 2, dtype=DT)
+    eq = pg.solve_equilibrium(g, x)
+    moved = torch.softmax(eq.z[:, :9].reshape(1, 3, 3) + 0.3, -1)
+    moved[0, 0] = torch.tensor([0.6, 0.3, 0.1], dtype=DT)
+    assert float(pg.ni_gap(g, x, moved, eq.nu)[0]) > 1e-4
+
+
+# ------------------------------------------------------------------ exact saddle point
+def test_analytic_jacobians_match_autograd():
+    g = game(1)
+    z = torch.randn(3, 18, generator=torch.Generator().manual_seed(0), dtype=DT)
+    x = torch.randn(3, 2, generator=torch.Generator().manual_seed(1), dtype=DT)
+    jz, jx = pg._jacobians(g, z, x, wrt_x=True)
+    az, ax = pg._jacobians_autograd(g, z, x)
+    torch.testing.assert_close(jz, az, rtol=0, atol=1e-12)
+    torch.testing.assert_close(jx, ax, rtol=0, atol=1e-12)
+
+
+def test_warm_started_newton_matches_the_cold_solve():
+    g = game(0)
+    x = torch.tensor([[1.0, -2.0], [0.0, 0.5]], dtype=DT)
+    cold = pg.solve_equilibrium(g, x)
+    warm = pg.solve_equilibrium(g, x + 0.05, z0=cold.z)
+    again = pg.solve_equilibrium(g, x + 0.05)
+    torch.testing.assert_close(warm.pi, again.pi, rtol=0, atol=1e-10)
+    assert warm.residual.max() < 1e-10
+
+
+def test_hypergradient_matches_finite_differences():
+    g = game(0)
+    x = torch.tensor([[-1.0, -0.6]], dtype=DT)
+    grad = pm.hypergradient(g, x, pg.solve_equilibrium(g, x))[0]
+    h = 1e-5
+    for d in range(2):
+        e = torch.zeros(1, 2, dtype=DT)
+        e[0, d] = h
+        fd = (pg.phi(g, x + e)[0] - pg.phi(g, x - e)[0]) / (2 * h)
+        assert abs(float(fd[0]) - float(grad[d])) < 1e-7
+
+
+def test_matrix_game_is_the_one_state_special_case():
+    g = pg.make_game(pd.MATRIX_GAME, 0)
+    x = torch.tensor([[0.4, 0.1]], dtype=DT)
+    eq = pg.solve_equilibrium(g, x)
+    A = pg.reward(g, x)[0, 0]  # [4, 4]
+    # closed-form soft best responses of the spec probe: softmax(A nu / tau), softmax(-A^T pi / tau)
+    torch.testing.assert_close(eq.pi[0, 0], torch.softmax(A @ eq.nu[0, 0] / 0.3, 0), rtol=0,
+                               atol=1e-10)
+    torch.testing.assert_close(eq.nu[0, 0], torch.softmax(-A.T @ eq.pi[0, 0] / 0.3, 0), rtol=0,
+                               atol=1e-10)
+
+
+def test_brute_force_radius_contains_the_minimiser():
+    g = game(4)
+    out = pm.brute_force(g, pm.OracleConfig(grid=9, keep=2, rounds=6))
+    assert out["radius"] <= 2.5 + 1e-12
+    assert math.hypot(*out["x_star"]) <= out["radius"]
+    # the zoom never returns something worse than its own best grid point
+    assert out["phi_star"] <= float(out["landscape"]["phi"].min()) + 1e-15
+
+
+# ------------------------------------------------------------------ detector
+def test_detector_fires_on_create_graph_and_not_on_backward():
+    x = torch.randn(4, dtype=DT, requires_grad=True)
+    with pm.SecondOrderDetector() as first:
+        (x.sin() * x).sum().backward()
+    assert not first.fired
+    with pm.SecondOrderDetector() as second:
+        (g,) = torch.autograd.grad((x.sin() * x).sum(), x, create_graph=True)
+        (g**2).sum().backward()
+    assert second.ops > 0 and second.saved > 0 and second.create_graph_calls == 1
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_detector_sees_create_graph_through_tensor_backward():
+    """Tensor.backward(create_graph=True) passes create_graph positionally to
+    torch.autograd.backward; the wrapper binds the signature, the engine signals agree."""
+    x = torch.randn(3, dtype=DT, requires_grad=True)
+    with pm.SecondOrderDetector() as det:
+        (x.exp() * x).sum().backward(create_graph=True)
+    assert det.ops > 0 and det.saved > 0 and det.create_graph_calls == 1
+    with pm.SecondOrderDetector(dispatch=False) as cheap:
+        (x.exp() * x).sum().backward(create_graph=True)
+    assert cheap.saved > 0 and cheap.ops == 0
+
+
+def test_panda_step_is_first_order_and_unrolled_is_not():
+    g = game(0)
+    with pm.SecondOrderDetector() as det:
+        pm.panda(g, pm.PandaConfig(iterations=3))
+    assert not det.fired, det.counts()
+    with pm.SecondOrderDetector() as det:
+        pm.unrolled_gda(g, pm.BaselineConfig(unrolled_iterations=1, unrolled_steps=2))
+    assert det.fired and det.ops > 0
+
+
+# ------------------------------------------------------------------ methods (short runs)
+def test_panda_decreases_the_penalised_gap_and_records():
+    g = game(0)
+    tr = pm.panda(g, pm.PandaConfig(iterations=60, record_every=20, warm_start=False))
+    assert tr.iteration == [0, 20, 40, 60] and len(tr.x) == 4
+    assert tr.ni[-1] < tr.ni[0]
+    assert tr.rho == pytest.approx([1.0, 1.2, 1.4, 1.6])
+
+
+def test_ignore_response_never_moves_from_zero():
+    tr = pm.ignore_response(game(0), pm.BaselineConfig(ignore_iterations=5, record_every=1))
+    assert all(v == [0.0, 0.0] for v in tr.x)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("bad", [
+    lambda: pg.GameConfig(tau=0.0).validate(),
+    lambda: pg.GameConfig(tau=-1.0).validate(),
+    lambda: pg.GameConfig(gamma=1.0).validate(),
+    lambda: pg.GameConfig(gamma=-0.1).validate(),
+    lambda: pg.GameConfig(n_actions=(0, 3)).validate(),
+    lambda: pg.GameConfig(n_actions=(3, 0)).validate(),
+    lambda: pg.GameConfig(n_states=0).validate(),
+    lambda: pg.GameConfig(target="nearest").validate(),
+    lambda: pg.GameConfig(incentive_cost=-1.0).validate(),
+    lambda: pg.make_game(pg.GameConfig(gamma=1.5)),
+    lambda: pg.phi(game(0), torch.zeros(3)),
+    lambda: pg.best_response(game(0), torch.zeros(1, 2), torch.ones(1, 3, 3) / 3, "both"),
+    lambda: pm.PandaConfig(lr=0.0).validate(),
+    lambda: pm.PandaConfig(rho_growth=-0.1).validate(),
+    lambda: pm.PandaConfig(inner="exact").validate(),
+    lambda: pd.config_for("huge"),
+    lambda: pg.landscape(pg.make_game(pg.GameConfig(n_features=3), 0), 1.0),
+    lambda: pd.ExperimentConfig(game=pg.GameConfig(incentive_cost=0.0)).validate(),
+], ids=["tau_zero", "tau_negative", "gamma_one", "gamma_negative", "no_max_actions",
+        "no_min_actions", "no_states", "bad_target", "negative_cost", "make_game_checks",
+        "x_shape", "bad_player", "lr_zero", "rho_shrinking", "bad_inner", "bad_scale",
+        "landscape_needs_2d", "oracle_needs_cost"])
+def test_bad_input_raises(bad):
+    with pytest.raises(ValueError):
+        bad()
+
+
+# ------------------------------------------------------------------ mutation tests + claims
+def _light(**panda_changes) -> pd.ExperimentConfig:
+    """The quick config with PANDA mutated and the (here irrelevant) baselines and oracle
+    shrunk: only the mutated claim is asserted."""
+    base = pd.config_for("quick")
+    return dataclasses.replace(
+        base, panda=dataclasses.replace(base.panda, **panda_changes),
+        baselines=pm.BaselineConfig(ignore_iterations=1, unrolled_iterations=1,
+                                    unrolled_steps=1, implicit_iterations=1),
+        oracle=pm.OracleConfig(grid=5, keep=1, rounds=1), detector_window=2)
+
+
+def _claim(claims, name):
+    return next(c for c in claims if c.name == name)
+
+
+@pytest.mark.slow
+def test_mutation_frozen_penalty_leaves_a_visible_ni_gap():
+    """Freezing rho_k at rho0 (no growth) stops NI from being driven to 0: the penalty
+    balances f's pull, panda_equilibrium fails."""
+    claim = _claim(pd.claims_for(_light(rho_growth=0.0), seed=0, cache=False),
+                   "panda_equilibrium")
+    assert not claim.holds and claim.measured > 1e-4, claim
+    assert _claim(pd.claims(0), "panda_equilibrium").holds
+
+
+@pytest.mark.slow
+def test_mutation_differentiating_through_the_inner_max_is_second_order():
+    """Replacing Danskin by differentiating through unrolled inner ascent steps builds a
+    second-order graph: first_order_only fails (and the detector still fires on the
+    unrolled baseline, so the claim is not void)."""
+    claims = pd.claims_for(_light(inner="unrolled", iterations=5), seed=0, cache=False)
+    claim = _claim(claims, "first_order_only")
+    assert not math.isnan(claim.measured) and claim.measured > 0 and not claim.holds
+    assert _claim(claims, "detector_fires_on_unrolled").holds
+
+
+def test_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("solver diverged")
+
+    monkeypatch.setattr(pd, "run_experiment", boom)
+    claims = pd.claims_for(pd.config_for("quick"), seed=0, cache=False)
+    assert claims and all(math.isnan(c.measured) and not c.holds for c in claims)
+    assert all("solver diverged" in c.note for c in claims)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    claims = pd.claims(seed)
+    names = {c.name for c in claims}
+    assert {"panda_optimal", "panda_equilibrium", "ignoring_response_fails",
+            "first_order_only"} <= names
+    binding = [c for c in claims if c.name in ("panda_optimal", "panda_equilibrium",
+                                                "ignoring_response_fails", "first_order_only")]
+    assert all(c.expected for c in binding)
+    broken = [c for c in claims if c.expected and not c.holds]
+    assert not broken, broken
+
+
+@pytest.mark.slow
+def test_figure_data_from_the_cached_experiment():
+    exp = pd.experiment(pd.config_for("quick"), 0)
+    conv = pd.figure_convergence_data(exp)
+    assert {r["method"] for r in conv["rows"]} == set(pd.METHODS)
+    assert all(math.isfinite(r["phi"]) and r["phi"] >= conv["phi_star"] - 1e-12
+               for r in conv["rows"])
+    ni = pd.figure_ni_data(exp)
+    assert all(r["ni"] > 0 for r in ni["rows"]) and ni["rows"][-1]["rho"] == pytest.approx(11.0)
+    land = pd.figure_landscape_data(exp)
+    phi = torch.tensor(land["phi"])
+    assert phi.shape == (33, 33) and torch.isfinite(phi).all()
+    assert float(phi.min()) >= exp["phi_star"] - 1e-12
+    assert set(land["paths"]) == set(pd.METHODS)

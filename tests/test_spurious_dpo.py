@@ -1,0 +1,339 @@
+"""Spurious-feature channels in DPO: losses, solvers, closed forms, pitfalls, claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import spurious_dpo as sd
+
+D = torch.float64
+CFG = sd.SpuriousConfig()
+#: a small config for fast end-to-end runs of the figure functions
+TINY = sd.SpuriousConfig(n_pairs=600, n_population=2_000, m_grid=(0.0, 0.5), rho_grid=(0.0, 1.0),
+                         n_grid=(100, 300), tie_fractions=(0.0, 0.3), replicates=2,
+                         tie_replicates=2, mlp_pairs=200, mlp_steps=20, mlp_replicates=2)
+
+
+def small_design(seed: int, n: int = 300, n_tie: int = 120, ridge_rows: bool = False):
+    g = torch.Generator().manual_seed(seed)
+    pref = sd.preference_design(n, 0.5, 0.5, 1.0, 3.0, 4, g, replicates=3)[:, 0]
+    ties = sd.tie_design(n_tie, 0.5, 0.5, 1.0, 4, g, replicates=3)[:, 0]
+    return sd.make_design(pref, ties, n_tie=[n_tie, n_tie // 2, 0])
+
+
+# ------------------------------------------------------------------ losses and derivatives
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(sd.TIE_LOSSES), st.floats(0.1, 2.0),
+       st.floats(0.0, 5.0))
+def test_dpo_gradient_and_hessian_match_autograd(seed, kind, beta, ridge):
+    design = small_design(seed, n=60, n_tie=30)
+    theta = torch.randn(3, 6, generator=torch.Generator().manual_seed(seed), dtype=D)
+    theta.requires_grad_(True)
+    value = sd.objective(theta, design, beta, ridge, kind)
+    (auto_grad,) = torch.autograd.grad(value.sum(), theta, create_graph=True)
+    auto_hess = torch.stack([torch.autograd.grad(auto_grad[:, i].sum(), theta,
+                                                 retain_graph=True)[0] for i in range(6)], 1)
+    f, grad, hess = sd.gradient_hessian(theta.detach(), design, beta, ridge, kind)
+    torch.testing.assert_close(f, value.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grad, auto_grad.detach(), rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(hess, auto_hess, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-40, 40), st.sampled_from(sd.TIE_LOSSES))
+def test_tie_loss_is_symmetric_in_the_pair_order(z, kind):
+    zz = torch.tensor([z, -z], dtype=D)
+    l, d1, d2 = sd._loss_derivs(zz, sd.TIE, kind)
+    assert abs(float(l[0] - l[1])) <= 1e-12 * max(1.0, abs(z))
+    assert abs(float(d1[0] + d1[1])) <= 1e-12 and abs(float(d2[0] - d2[1])) <= 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(sd.TIE_LOSSES))
+def test_reordering_every_tie_pair_leaves_the_objective_unchanged(seed, kind):
+    g = torch.Generator().manual_seed(seed)
+    pref = sd.preference_design(50, 0.5, 0.5, 1.0, 3.0, 4, g)[:, 0]
+    ties = sd.tie_design(40, 0.5, 0.5, 1.0, 4, g)[:, 0]
+    sign = torch.where(torch.rand(1, 40, 1, generator=g) < 0.5, -1.0, 1.0).to(D)
+    theta = torch.randn(1, 6, generator=g, dtype=D)
+    a = sd.objective(theta, sd.make_design(pref, ties), 1.0, tie_kind=kind)
+    b = sd.objective(theta, sd.make_design(pref, ties * sign), 1.0, tie_kind=kind)
+    torch.testing.assert_close(a, b, rtol=1e-13, atol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.05, 3.0))
+def test_swapping_winner_and_loser_flips_the_margin(seed, beta):
+    g = torch.Generator().manual_seed(seed)
+    win, lose = torch.randn(2, 7, 6, generator=g, dtype=D)
+    theta = torch.randn(1, 6, generator=g, dtype=D)
+    z = sd._margins(theta, (win - lose).T[None], beta)
+    z_swapped = sd._margins(theta, (lose - win).T[None], beta)
+    torch.testing.assert_close(z_swapped, -z)
+    # and the DPO loss of the swapped pair is the loss of the opposite preference:
+    # l(z) - l(-z) = -z (its log-odds), so P(w > l) + P(l > w) = 1
+    torch.testing.assert_close(sd.dpo_loss(z) - sd.dpo_loss(z_swapped), -z)
+
+
+@pytest.mark.parametrize("kind", ["rao_kupper", "davidson"])
+def test_tie_models_are_proper_three_outcome_likelihoods(kind):
+    z = torch.linspace(-8, 8, 33, dtype=D)
+    p_tie = torch.exp(-sd.tie_loss(z, kind))
+    if kind == "rao_kupper":
+        a = sd.RAO_KUPPER_ALPHA
+        p_win, p_lose = torch.sigmoid(z - a), torch.sigmoid(-z - a)
+    else:
+        den = 2 * torch.cosh(z / 2) + sd.DAVIDSON_NU
+        p_win, p_lose = torch.exp(z / 2) / den, torch.exp(-z / 2) / den
+    torch.testing.assert_close(p_win + p_lose + p_tie, torch.ones_like(z))
+
+
+def test_symmetric_tie_loss_is_log_two_cosh_and_quadratic_near_zero():
+    z = torch.tensor([0.0, 0.1, 3.0], dtype=D)
+    expect = 0.5 * (sd.dpo_loss(z) + sd.dpo_loss(-z))
+    torch.testing.assert_close(sd.tie_loss(z), expect)
+    assert abs(float(sd.tie_loss(torch.tensor(0.1, dtype=D))) - (math.log(2) + 0.01 / 8)) < 1e-6
+    assert sd.tie_curvature("symmetric") == pytest.approx(0.25)
+
+
+# ------------------------------------------------------------------ solvers
+def test_newton_matches_sklearn_logistic_regression():
+    sklearn = pytest.importorskip("sklearn.linear_model")
+    g = torch.Generator().manual_seed(1)
+    d = sd.preference_design(2_000, 0.5, 0.5, 1.0, 3.0, 4, g)[0, 0]  # oriented: all wins
+    flip = torch.rand(2_000, generator=g) < 0.5  # random presentation order
+    x = torch.where(flip[:, None], -d, d)
+    y = (~flip).long()
+    theta = sd.fit_newton(sd.make_design(d[None]), beta=1.0)[0]
+    ref = sklearn.LogisticRegression(C=np.inf, fit_intercept=False, solver="newton-cg",
+                                     tol=1e-10).fit(x.numpy(), y.numpy())
+    np.testing.assert_allclose(theta.numpy(), ref.coef_[0], rtol=1e-4, atol=1e-5)
+
+
+def test_newton_reaches_a_stationary_point_with_ties_and_shrinkage():
+    design = small_design(3)
+    for kind in sd.TIE_LOSSES:
+        theta = sd.fit_newton(design, 0.7, ridge=torch.tensor([0.0, 1.0, 3.0]), tie_kind=kind)
+        _, grad, _ = sd.gradient_hessian(theta, design, 0.7, torch.tensor([0.0, 1.0, 3.0]),
+                                         kind)
+        assert float(grad.abs().max()) < 1e-8
+
+
+def test_beta_only_rescales_the_optimum():
+    design = small_design(4)
+    a = sd.fit_newton(design, 1.0)
+    b = sd.fit_newton(design, 0.25)
+    torch.testing.assert_close(b, 4 * a, rtol=1e-8, atol=1e-10)
+
+
+def test_first_gradient_step_is_half_the_mean_oriented_difference():
+    design = small_design(5, n_tie=0)
+    theta, path = sd.fit_gd(design, 1.0, steps=3, lr=0.2, record=True)
+    mu_hat = torch.bmm(design.xp, design.wp[..., None])[..., 0]
+    torch.testing.assert_close(path[1], 0.2 * 0.5 * mu_hat)
+    torch.testing.assert_close(path[-1], theta)
+
+
+def test_random_label_control_orients_ties_as_preferences():
+    g = torch.Generator().manual_seed(6)
+    pref = sd.preference_design(30, 0.5, 0.5, 1.0, 3.0, 4, g)[:, 0]
+    ties = sd.tie_design(20, 0.5, 0.5, 1.0, 4, g)[:, 0]
+    d = sd.make_design(pref, ties, ties_as_random_labels=True, gen=g)
+    assert d.xt.shape[-1] == 0 and d.xp.shape[-1] == 50
+    # weights are per preference pair: 30 real pairs, so each row weighs 1/30
+    torch.testing.assert_close(d.wp, torch.full((1, 50), 1 / 30, dtype=D))
+
+
+def test_l2_control_matches_the_requested_spurious_norm():
+    design = sd.make_design(sd.preference_design(2_000, 0.5, 0.5, 1.0, 3.0, 4,
+                                                 torch.Generator().manual_seed(7),
+                                                 replicates=3)[:, 0])
+    target = torch.tensor([0.8, 0.4, 0.1], dtype=D)
+    theta, lam = sd.match_l2(design, 1.0, target, slice(4, 6))
+    torch.testing.assert_close(theta[:, 4:].norm(dim=-1), target, rtol=1e-6, atol=0)
+    assert (lam[1:] > lam[:-1]).all()
+
+
+# ------------------------------------------------------------------ closed forms
+def test_population_moments_match_monte_carlo():
+    for cfg in (CFG, dataclasses.replace(CFG, hidden_causal=True, m=1.0, rho=0.8)):
+        x = sd.preference_design(400_000, cfg.m, cfg.rho, cfg.sigma_eps, cfg.kappa, cfg.d_c,
+                                 torch.Generator().manual_seed(8),
+                                 hidden_causal=cfg.hidden_causal)[0, 0]
+        mu, sig = sd.moments(cfg)
+        torch.testing.assert_close(x.mean(0), mu[0], atol=0.01, rtol=0)
+        torch.testing.assert_close(x.T @ x / len(x), sig[0], atol=0.02, rtol=0)
+
+
+@pytest.mark.parametrize("equal_utility", [True, False])
+def test_tie_moments_match_monte_carlo(equal_utility):
+    cfg = dataclasses.replace(CFG, tie_equal_utility=equal_utility)
+    x = sd.tie_design(400_000, cfg.m, cfg.rho, cfg.sigma_eps, cfg.d_c,
+                      torch.Generator().manual_seed(9), equal_utility=equal_utility)[0, 0]
+    torch.testing.assert_close(x.T @ x / len(x), sd.tie_moments(cfg), atol=0.02, rtol=0)
+    if equal_utility:
+        assert float((x[:, :4] @ sd.w_star(4)).abs().max()) < 1e-12  # du = 0 exactly
+
+
+def test_exact_accuracy_matches_monte_carlo():
+    g = torch.Generator().manual_seed(10)
+    theta = torch.tensor([[0.9, 0.4, 0.7, 0.2, 0.8, -0.3]], dtype=D)
+    cfg = dataclasses.replace(CFG, m=0.7, rho=0.4)
+    for test_m in (-0.7, 0.0, 0.7):
+        x = sd.preference_design(400_000, test_m, cfg.rho, cfg.sigma_eps, cfg.kappa, 4, g)[0, 0]
+        mc = float(((x @ theta[0]) > 0).double().mean())
+        assert abs(float(sd.accuracy(theta, cfg, test_m)[0]) - mc) < 0.003  # ~4 SE
+
+
+def test_linearised_theta_solves_the_quadratic_model():
+    lam = 2.5
+    mu, sig = sd.moments(CFG)
+    theta = sd.linearised_theta(CFG, lam=lam)[0]
+    beta = CFG.beta
+    grad = -(beta / 2) * mu[0] + (beta**2 / 4) * sig[0] @ theta + beta**2 * lam / 4 * theta
+    assert float(grad.abs().max()) < 1e-12
+    # gradient descent on the quadratic loss reproduces the closed-form path
+    th = torch.zeros(6, dtype=D)
+    for _ in range(7):
+        th = th - 0.3 * (-(beta / 2) * mu[0] + (beta**2 / 4) * sig[0] @ th)
+    torch.testing.assert_close(sd.linearised_theta(CFG, steps=7, lr=0.3)[0], th)
+
+
+def test_tie_theory_reduces_to_dpo_without_ties_and_spares_the_utility_direction():
+    torch.testing.assert_close(sd.tie_quadratic_theory(CFG, [0.0], lam=1.5),
+                               sd.linearised_theta(CFG, lam=1.5))
+    sig_t = sd.tie_moments(CFG)
+    w = torch.cat([sd.w_star(4), torch.zeros(2, dtype=D)])
+    assert float((sig_t @ w).abs().max()) < 1e-15  # equal-utility ties never touch w*
+
+
+def test_population_optimum_is_the_well_specified_logit():
+    th = sd.population_theta(CFG, m=torch.tensor([0.0, 0.5, 1.0]))
+    torch.testing.assert_close(th[:, 4], torch.tensor([0.0, 1.0, 2.0], dtype=D))
+    assert (th[:, 5] == 0).all()
+
+
+def test_r_squared_helpers():
+    rho = torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0])
+    assert sd.r_squared_through_origin(rho, 0.3 * rho) == pytest.approx(1.0)
+    assert sd.r_squared_through_origin(rho, torch.full_like(rho, 0.01)) == pytest.approx(2 / 3)
+    assert sd.r_squared_through_origin(rho, torch.zeros_like(rho)) == 0.0
+    assert sd.r_squared(rho, 2 + 3 * rho) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ figures (tiny)
+def test_figures_are_deterministic_and_finite():
+    a = sd.figure_ties_data(TINY, seed=3, use_cache=False)["rows"]
+    b = sd.figure_ties_data(TINY, seed=3, use_cache=False)["rows"]
+    assert a.equals(b)
+    assert set(a.method) == {"ties", "random_labels", "l2_matched", "ties_rao_kupper",
+                             "ties_davidson"}
+    for fig in (sd.figure_channels_data, sd.figure_irreducible_data):
+        data = fig(TINY, seed=3, use_cache=False)
+        for v in data.values():
+            if hasattr(v, "select_dtypes"):
+                assert np.isfinite(v.select_dtypes("number").to_numpy()).all()
+
+
+def test_neural_training_is_paired_and_deterministic():
+    a = sd.train_neural(TINY, seed=2, tie_fractions=(0.0, 0.3))
+    b = sd.train_neural(TINY, seed=2, tie_fractions=(0.0, 0.3))
+    torch.testing.assert_close(a["sens_s1"], b["sens_s1"], rtol=0, atol=0)
+    assert a["sens_s1"].shape == (2, 2) and torch.isfinite(a["test_loss"]).all()
+    # step 0: both tie fractions start from the same network on the same preference data
+    first = a["loss_curve"][0]
+    assert float(first[1].min()) > float(first[0].min()) - 1  # ties only add loss terms
+
+
+def test_theory_data_is_finite_in_every_regime():
+    for training in sd.TRAININGS:
+        data = sd.figure_theory_data(CFG, training, 0.3)
+        assert all(np.isfinite(v).all() for v in data.values())
+        assert data["ties_spurious"][0] == 1.0
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("call, match", [
+    (lambda: sd.n_ties_for(100, 1.0), r"tie fraction must be in \[0, 1\)"),
+    (lambda: sd.n_ties_for(100, -0.1), r"tie fraction must be in \[0, 1\)"),
+    (lambda: dataclasses.replace(CFG, tie_fractions=(0.0, 1.2)).validate(),
+     r"tie fraction must be in \[0, 1\)"),
+    (lambda: sd.figure_theory_data(CFG, "converged", 1.0), r"tie fraction must be in"),
+    (lambda: sd.preference_design(1, 0.5, 0.5, 1.0, 3.0, 4, torch.Generator()),
+     "n must be an integer >= 2"),
+    (lambda: dataclasses.replace(CFG, n_pairs=1).validate(), "n_pairs must be an integer >= 2"),
+    (lambda: sd.preference_design(10, 0.5, 0.5, -1.0, 3.0, 4, torch.Generator()),
+     "noise sigma must be >= 0"),
+    (lambda: dataclasses.replace(CFG, sigma_eps=-0.5).validate(), "sigma_eps must be > 0"),
+    (lambda: dataclasses.replace(CFG, tie_loss="bradley").validate(), "tie_loss must be one"),
+    (lambda: sd.tie_loss(torch.zeros(1), "bradley"), "tie loss must be one of"),
+    (lambda: dataclasses.replace(CFG, lr=5.0).validate(), "lr = 5 is too large"),
+    (lambda: sd.config_for("huge"), "scale must be one of"),
+    (lambda: sd.figure_theory_data(CFG, "sgd"), "training must be one of"),
+    (lambda: sd.fit_newton(small_design(0), 1.0, ridge=-1.0), "lambda must be >= 0"),
+    (lambda: sd.make_design(torch.zeros(2, 3, 6), n_pref=[0, 3]), "at least one preference"),
+    (lambda: sd.population_theta(dataclasses.replace(CFG, hidden_causal=True)),
+     "closed-form only"),
+])
+def test_bad_input_raises_a_clear_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# ------------------------------------------------------------------ pitfalls (mutation tests)
+@pytest.mark.slow
+def test_measuring_leakage_only_at_convergence_hides_it():
+    good = {c.name: c for c in sd.channel_claims(CFG, seed=0)}
+    bad = {c.name: c for c in sd.channel_claims(
+        dataclasses.replace(CFG, leakage_regime="converged"), seed=0)}
+    assert good["leakage_linear"].holds
+    assert not bad["leakage_linear"].holds
+    assert bad["leakage_linear"].measured == pytest.approx(2 / 3, abs=1e-3)  # a flat line
+
+
+@pytest.mark.slow
+def test_ties_without_equal_utility_shrink_the_causal_weight_like_l2():
+    good = {c.name: c for c in sd.tie_claims(CFG, seed=0)}
+    bad = {c.name: c for c in sd.tie_claims(
+        dataclasses.replace(CFG, tie_equal_utility=False), seed=0)}
+    for name in ("ties_keep_causal_weight", "ties_help_ood", "ties_keep_accuracy"):
+        assert good[name].holds and not bad[name].holds, name
+    # The issue expected ties_selective to fail too. It does not in this model: unconstrained
+    # "ties" still penalise s (variance m^2 + rho^2 + sigma^2 = 1.5) more than the causal
+    # direction (1), so at matched |theta_s| they keep more causal weight than isotropic L2;
+    # the margin only collapses. Recorded here so a change in that finding is noticed.
+    assert 0 < bad["ties_selective"].measured < 0.3 * good["ties_selective"].measured
+
+
+# ------------------------------------------------------------------ claims
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    claims = sd.claims(seed=seed)
+    names = [c.name for c in claims]
+    assert len(set(names)) == len(names)
+    binding = {"mean_bias_theory", "no_spurious_without_cause", "leakage_linear",
+               "leakage_matches_linearised", "leakage_vanishes", "irreducible_bias",
+               "irreducible_ood_gap", "reducible_one_over_n", "ties_cut_30", "ties_cut_50",
+               "ties_keep_causal", "ties_keep_accuracy", "ties_help_ood", "ties_selective"}
+    assert binding <= set(names)
+    assert all(c.expected for c in claims if c.name in binding)
+    broken = [f"{c.name}: {c.measured:.4g} {c.op} {c.threshold:g} ({c.note})"
+              for c in claims if c.expected and not c.holds]
+    assert not broken, "\n".join(broken)
+
+
+def test_a_failed_computation_gives_nan_claims_not_an_exception(monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("solver diverged")
+
+    monkeypatch.setattr(sd, "figure_neural_data", boom)
+    (claim,) = sd.neural_claims(CFG, seed=0)
+    assert math.isnan(claim.measured) and not claim.holds and "solver diverged" in claim.note
