@@ -1,6 +1,6 @@
 """Browser helpers shared by the UI tests and the latency benchmark (Playwright + Chromium).
 
-Uses the system Chromium (Debian's ``chromium`` package); never ``playwright install``.
+Uses the system Chromium (Debian's ``chromium`` package); Playwright never downloads a browser here.
 Nothing here is imported by the apps themselves.
 """
 
