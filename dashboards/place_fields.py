@@ -321,15 +321,21 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
     # ------------------------------------------------------------------ views
     @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
                    "phases_per_module", "env_length")
-    def field_view(self) -> hv.Element:
+    def field_view(self) -> hv.Overlay | hv.Element:
         """The place field of one cell along the 1-D track at the current sigma."""
         try:
-            field = _field(self.grid_config(), float(self.sigma), "1D")
+            grid = self.grid_config()
+            field = _field(grid, float(self.sigma), "1D")
         except ValueError as e:
             return message_plot(str(e))
-        return hv.Curve((field["x"], field["field"]), "position (m)", "normalised rate").opts(
-            title=f"Place field, sigma = {self.sigma:g} m ({self.decay} decay)",
-            responsive=True, min_height=300)
+        width = float(pf.fwhm(torch.as_tensor(field["field"])[None],
+                              torch.as_tensor(field["x"]), grid.centre)[0])
+        # a static title and a text glyph: a slider move patches data, nothing is re-laid out
+        label = hv.Text(float(field["x"][0]), 1.05, f"sigma = {self.sigma:g} m, "
+                        f"FWHM = {width:.3f} m", halign="left", fontsize=9)
+        curve = hv.Curve((field["x"], field["field"]), "position (m)", "normalised rate")
+        return (curve * label).opts(title="Place field on the 1-D track", responsive=True,
+                                    min_height=300, ylim=(-0.02, 1.12))
 
     @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
                    "phases_per_module", "env_length", "dim")
@@ -346,15 +352,15 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
             cmap="viridis", colorbar=True, responsive=True, min_height=300,
             title=f"2-D place field, sigma = {self.sigma:g} m")
 
-    @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
-                   "phases_per_module", "env_length")
+    @param.depends("decay", "n_modules", "module_ratio", "lambda0", "phases_per_module",
+                   "env_length")
     def fwhm_view(self) -> hv.Overlay | hv.Element:
-        """FWHM against sigma (1-D track), with the current sigma marked."""
+        """FWHM against sigma on the 1-D track (the field view gives the current sigma's)."""
         try:
-            _, curve = self._grid_data()
+            curve = _fwhm_curve(self.grid_config())
         except ValueError as e:
             return message_plot(str(e))
-        return plot_fwhm(curve, self.sigma)
+        return plot_fwhm(curve)
 
     @param.depends("n_train", "ell", "noise", "ridge")
     def mse_view(self) -> hv.Overlay | hv.Element:
@@ -385,6 +391,13 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
         seeds = frame["seeds"].iloc[0]
         return plot_data_efficiency(frame, title=f"Toy LM (derived), seeds "
                                     f"{seeds[0]}-{seeds[-1]}, mean ± SE")
+
+    @param.depends("dim")
+    def _arena_pane(self):
+        """The 2-D view exists only in 2-D mode, so 1-D slider moves never update it."""
+        if self.dim != "2D":
+            return pn.Spacer(height=0)
+        return pn.pane.HoloViews(hv.DynamicMap(self.arena_view), sizing_mode="stretch_width")
 
     @param.depends("head_sigmas", "head_dim", "rope_base", "max_dist", "decay", "sigma",
                    "n_modules", "module_ratio", "lambda0", "phases_per_module", "env_length",
@@ -418,9 +431,7 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
             pn.Column(self._alert,
                       pn.Row(view(self.field_view), view(self.fwhm_view),
                              sizing_mode="stretch_width"),
-                      pn.pane.HoloViews(hv.DynamicMap(self.arena_view),
-                                        sizing_mode="stretch_width",
-                                        visible=self.param.dim.rx() == "2D"),
+                      pn.panel(self._arena_pane, sizing_mode="stretch_width"),
                       pn.Row(view(self.mse_view), view(self.kernel_view),
                              sizing_mode="stretch_width"),
                       pn.panel(self.efficiency_view, sizing_mode="stretch_width"),
