@@ -41,3 +41,7 @@ def served():
         except RuntimeError as e:  # panel raises when a stop is already under way
             if "already stopping" not in str(e):
                 raise
+        # Wait for the thread to end: pn.state.reset() (autouse, torn down after this)
+        # calls stop() again and panel raises on a thread that is still stopping.
+        server.join(timeout=30)
+        assert not server.is_alive(), "panel server thread did not stop within 30 s"
