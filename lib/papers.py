@@ -57,7 +57,7 @@ PAPERS: tuple[Paper, ...] = (
           "2605.12111", "reproduced"),
     Paper("place_fields", "The Hippocampal Place Field Gradient: A Bio-inspired Framework "
           "Building Multiscale Representation for Better Sample Efficiency",
-          "2506.04943", "planned"),
+          "2506.04943", "reproduced"),
     Paper("promotion", "Multi-Level Strategic Classification: Incentivizing Improvement "
           "through Promotion and Relegation Dynamics", "2602.11439", "reproduced"),
     Paper("function_vectors", "How Few-Shot Examples Add Up: A Causal Decomposition of "
