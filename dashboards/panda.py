@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from icml26 import panda as lib
+from icml26.dashboards.runview import run_results
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
@@ -139,8 +140,9 @@ class PandaExplorer(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ views
     def _message_plot(self, text: str) -> hv.Element:
+        # fixed height: a responsive min_height plot turns its column "stretch_both"
         return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, min_height=300)
+                                            responsive=True, height=300)
 
     @param.depends("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
     def schedule_view(self) -> hv.Layout:
@@ -212,23 +214,36 @@ class PandaExplorer(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
-        controls = pn.Param(
-            self.param, show_name=False, widgets={
+        # live controls first (the schedule plot follows them at once); the game and the
+        # baselines only matter for a Run (a few seconds), so they sit below with the button
+        live = ["rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations"]
+        on_run = [p for p in self._SETTINGS if p not in live] + ["run"]
+        controls = pn.Column(
+            pn.pane.Markdown("**PANDA's schedule** (live)"),
+            pn.Param(self.param, parameters=live, show_name=False),
+            pn.pane.Markdown("**Game, baselines, oracle** (press Run)"),
+            pn.Param(self.param, parameters=on_run, show_name=False, widgets={
                 "run": {"type": pn.widgets.Button, "color": "primary",
                         "name": "Run (landscape + methods)"},
                 "methods": pn.widgets.CheckBoxGroup,
-            })
-        results = pn.Column(
-            pn.Row(pn.panel(self.convergence_view, sizing_mode="stretch_width"),
-                   pn.panel(self.landscape_view, sizing_mode="stretch_width"),
-                   sizing_mode="stretch_width"),
-            pn.panel(self.ni_view, sizing_mode="stretch_width"),
-            self.summary_view, sizing_mode="stretch_width")
+            }))
+        def results() -> list:
+            return [pn.Row(pn.panel(self.convergence_view(), sizing_mode="stretch_width"),
+                           pn.panel(self.landscape_view(), sizing_mode="stretch_width"),
+                           sizing_mode="stretch_width"),
+                    pn.panel(self.ni_view(), sizing_mode="stretch_width"),
+                    self.summary_view()]
+
+        def shown_result():  # which Run the views show (None: settings differ, press Run)
+            exp = self.result()
+            return None if exp is None else id(exp)
+
+        results = run_results(self, ["run", *self._SETTINGS], shown_result, results,
+                              sizing_mode="stretch_width")
         return pn.Row(
             pn.Column(controls, width=320),
             pn.Column(self._alert,
-                      pn.pane.HoloViews(hv.DynamicMap(self.schedule_view),
-                                        sizing_mode="stretch_width"),
+                      pn.panel(self.schedule_view, sizing_mode="stretch_width"),
                       self._progress, self._stage, results, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 

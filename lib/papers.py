@@ -69,7 +69,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("tpv", "Parameter Perturbations Through the Lens of Test Prediction Variance",
           "2512.11089", "planned"),
     Paper("panda", "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games",
-          "2605.26654", "planned"),
+          "2605.26654", "reproduced"),
     Paper("tritongym", "TritonGym: A Benchmark for Agentic LLM Workflows in Triton GPU Code "
           "Generation", "", "planned"),
     Paper("lpds", "Lagrangian Perturbation Diffusion Steering: Latent RL for Generative "
