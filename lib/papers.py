@@ -67,7 +67,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("gsrq", "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache",
           "2607.01065", "planned"),
     Paper("tpv", "Parameter Perturbations Through the Lens of Test Prediction Variance",
-          "2512.11089", "planned"),
+          "2512.11089", "reproduced"),
     Paper("panda", "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games",
           "2605.26654", "reproduced"),
     Paper("tritongym", "TritonGym: A Benchmark for Agentic LLM Workflows in Triton GPU Code "

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from icml26 import papers
-from icml26.claims import FIELDS, Claim, failed, format_markdown, format_table, to_json
+from icml26.claims import (
+    FIELDS,
+    Claim,
+    failed,
+    format_markdown,
+    format_table,
+    table_rows,
+    to_json,
+)
 from icml26.dashboards import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +30,13 @@ def test_holds_is_computed_from_measured_op_threshold():
     assert not Claim("p", "a", "s", 1.0, "<", 1.0, True).holds
     assert Claim("p", "a", "s", 2.0, ">", 1.0, False).holds
     assert not Claim("p", "a", "s", math.nan, ">=", 0.0, True).holds
+
+
+def test_table_flags_only_verdicts_that_differ_from_the_expectation():
+    cases = [(2.0, True), (0.0, True), (2.0, False), (0.0, False)]  # (measured, expected)
+    rows = table_rows([Claim("p", f"c{i}", "s", m, ">=", 1.0, e) for i, (m, e) in enumerate(cases)])
+    assert [r[4] for r in rows] == ["holds", "FAILS (unexpected)",
+                                    "holds (not expected on every seed)", "FAILS"]
 
 
 def test_bad_op_is_rejected():
