@@ -65,7 +65,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("spurious_dpo", "Spurious Correlation Learning in Preference Optimization: "
           "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134", "planned"),
     Paper("gsrq", "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache",
-          "2607.01065", "planned"),
+          "2607.01065", "reproduced"),
     Paper("tpv", "Parameter Perturbations Through the Lens of Test Prediction Variance",
           "2512.11089", "reproduced"),
     Paper("panda", "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games",
