@@ -7,14 +7,13 @@ repository root after changing the model or training config:
 
     python benchmarks/function_vectors_ship_weights.py
 
-It trains seed 0 (or takes it from the cache), stores the state dict in float16 (~0.3 MB) as
-``lib/data/function_vectors_seed0.pt`` and the configs + training history beside it as
-``lib/data/function_vectors_seed0.json``.
+It trains seed 0 (or takes it from the cache) and stores the state dict in float16 (~0.3 MB),
+with the model and training configs and the training history, as
+``lib/data/function_vectors_seed0.pt``.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
@@ -29,10 +28,6 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     small = {**blob, "state": {k: v.half() for k, v in blob["state"].items()}}
     torch.save(small, out / "function_vectors_seed0.pt")
-    meta = {k: blob[k] for k in ("model_config", "train_config", "seed", "history")}
-    meta["note"] = ("float16 copy of the quick-scale seed-0 model; written by "
-                    "benchmarks/function_vectors_ship_weights.py")
-    (out / "function_vectors_seed0.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {out / 'function_vectors_seed0.pt'}")
 
 

@@ -104,6 +104,25 @@ def test_compacted_prompts_compute_the_same_outputs(model, prompts):
     assert rel_err(fv.run(model, one), model(one.tokens)) < 1e-5
 
 
+@pytest.mark.parametrize("positions", ["slots", "packed"])
+def test_training_forward_in_groups_equals_the_full_forward(positions):
+    """Training's compacted two-group forward gives the full forward's final residuals."""
+    m = sharp_model(positions)
+    g = torch.Generator().manual_seed(3)
+    n = torch.randint(0, 7, (48,), generator=g)
+    p = fm.make_prompts(fm.tasks_for(48, g), n, g, 0.3, slots="random")
+    last, src = fm._grouped_forward(m, p, n, 1, include_zero_shot=True)
+    x = m.embed_tokens(p.tokens)
+    allowed = fm.attention_mask(p.tokens)
+    for layer, block in enumerate(m.blocks):
+        x = block(x, allowed, layer)
+        if layer == 1:
+            mid = x[:, -1]
+    assert rel_err(last, x[:, -1]) < 1e-5 and rel_err(src, mid) < 1e-5
+    last1, _ = fm._grouped_forward(m, p, n, 1, include_zero_shot=False)
+    assert (last1[n == 0] == 0).all() and rel_err(last1[n > 0], x[n > 0, -1]) < 1e-5
+
+
 def test_packed_positions_delete_absent_slots(prompts):
     """positions="packed" (the spec's variable-length prompts): a masked slot is deleted, so
     the masked prompt equals the same demonstrations packed into contiguous slots."""
