@@ -63,7 +63,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("function_vectors", "How Few-Shot Examples Add Up: A Causal Decomposition of "
           "Function Vectors in In-Context Learning", "2605.16591", "planned"),
     Paper("spurious_dpo", "Spurious Correlation Learning in Preference Optimization: "
-          "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134", "planned"),
+          "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134", "reproduced"),
     Paper("gsrq", "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache",
           "2607.01065", "reproduced"),
     Paper("tpv", "Parameter Perturbations Through the Lens of Test Prediction Variance",
