@@ -15,6 +15,8 @@ import numpy as np
 import panel as pn
 import param
 
+from icml26.dashboards import perf
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
@@ -80,6 +82,7 @@ class TrivialExplorer(pn.viewable.Viewer):
 
 def create_trivial_app():
     pn.extension()
+    perf.install()  # same server settings as the apps it is compared with
     hv.extension("bokeh")
     return pn.Column(TrivialExplorer())
 

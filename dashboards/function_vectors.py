@@ -22,6 +22,7 @@ import panel as pn
 import param
 
 from icml26 import function_vectors as fvlib
+from icml26.dashboards import perf
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
@@ -364,6 +365,7 @@ Explorer = FunctionVectorsExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

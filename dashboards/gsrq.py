@@ -22,6 +22,7 @@ import param
 import torch
 
 from icml26 import gsrq
+from icml26.dashboards import perf
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
@@ -302,7 +303,7 @@ class GSRQExplorer(pn.viewable.Viewer):
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "button_type": "primary",
+            "run": {"type": pn.widgets.Button, "color": "primary",
                     "name": "Run quantization"}})
         live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.bits_view),
                                         sizing_mode="stretch_width"),
@@ -322,6 +323,7 @@ Explorer = GSRQExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

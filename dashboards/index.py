@@ -5,6 +5,7 @@ from __future__ import annotations
 import panel as pn
 
 from icml26 import papers
+from icml26.dashboards import perf
 
 
 def index_markdown() -> str:
@@ -18,6 +19,7 @@ def index_markdown() -> str:
 
 def create_index() -> pn.viewable.Viewable:
     pn.extension()
+    perf.install()
     done = len(papers.reproduced())
     return pn.Column(pn.pane.Markdown(
             "# icml26: ICML 2026 papers, reproduced and explorable\n\n"

@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from icml26 import panda as lib
+from icml26.dashboards import perf
 from icml26.dashboards.runview import run_results
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
@@ -342,6 +343,7 @@ Explorer = PandaExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

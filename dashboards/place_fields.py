@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Callable
 
 import holoviews as hv
 import numpy as np
@@ -25,6 +26,7 @@ import torch
 
 from icml26 import place_fields as pf
 from icml26 import place_fields_lm as lm
+from icml26.dashboards import perf
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
 VARIANT_COLORS = {"rope": "#7f7f7f", "hipe_single": "#ff7f0e", "hipe_multi": "#1f77b4"}
@@ -238,6 +240,7 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
 
     def __init__(self, **params):
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        self._last_valid: dict[str, hv.Element] = {}
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -319,15 +322,25 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
         return data
 
     # ------------------------------------------------------------------ views
+    def _valid_or_last(self, key: str, build: Callable[[], hv.Element]) -> hv.Element:
+        """``build()``, or on invalid settings the last valid plot (the alert says why): a
+        DynamicMap must keep one element type, so a message cannot replace an overlay."""
+        try:
+            out = build()
+        except ValueError as e:
+            return self._last_valid.get(key) or message_plot(str(e))
+        self._last_valid[key] = out
+        return out
+
     @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
                    "phases_per_module", "env_length")
     def field_view(self) -> hv.Overlay | hv.Element:
         """The place field of one cell along the 1-D track at the current sigma."""
-        try:
-            grid = self.grid_config()
-            field = _field(grid, float(self.sigma), "1D")
-        except ValueError as e:
-            return message_plot(str(e))
+        return self._valid_or_last("field", self._field_plot)
+
+    def _field_plot(self) -> hv.Overlay:
+        grid = self.grid_config()
+        field = _field(grid, float(self.sigma), "1D")
         width = float(pf.fwhm(torch.as_tensor(field["field"])[None],
                               torch.as_tensor(field["x"]), grid.centre)[0])
         # a static title and a text glyph: a slider move patches data, nothing is re-laid out
@@ -356,31 +369,24 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
                    "env_length")
     def fwhm_view(self) -> hv.Overlay | hv.Element:
         """FWHM against sigma on the 1-D track (the field view gives the current sigma's)."""
-        try:
-            curve = _fwhm_curve(self.grid_config())
-        except ValueError as e:
-            return message_plot(str(e))
-        return plot_fwhm(curve)
+        return self._valid_or_last("fwhm", lambda: plot_fwhm(_fwhm_curve(self.grid_config())))
 
     @param.depends("n_train", "ell", "noise", "ridge")
     def mse_view(self) -> hv.Overlay | hv.Element:
         """Few-shot test MSE against sigma for the current n, ell, noise and ridge (F2)."""
-        try:
+        def build() -> hv.Overlay:
             data = self._mse_data()
-        except ValueError as e:
-            return message_plot(str(e))
-        star = float(data["sigma_star"][0, 0])
-        return plot_tradeoff(data, 0).opts(
-            title=f"n = {self.n_train}, ell = {self.ell:g}: sigma* = {star:.3f}")
+            star = float(data["sigma_star"][0, 0])
+            return plot_tradeoff(data, 0).opts(
+                title=f"n = {self.n_train}, ell = {self.ell:g}: sigma* = {star:.3f}")
+
+        return self._valid_or_last("mse", build)
 
     @param.depends("head_dim", "rope_base", "head_sigmas", "decay", "max_dist")
     def kernel_view(self) -> hv.Overlay | hv.Element:
         """HIPE kernel of every head sigma vs RoPE (F3)."""
-        try:
-            data = self._kernel_data()
-        except ValueError as e:
-            return message_plot(str(e))
-        return plot_head_kernels(data, self.decay)
+        return self._valid_or_last(
+            "kernel", lambda: plot_head_kernels(self._kernel_data(), self.decay))
 
     @param.depends()
     def efficiency_view(self) -> hv.Overlay | hv.Element:
@@ -445,6 +451,7 @@ Explorer = PlaceFieldsExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

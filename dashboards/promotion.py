@@ -23,6 +23,7 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
+from icml26.dashboards import perf
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
@@ -368,6 +369,7 @@ Explorer = PromotionExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

@@ -20,6 +20,7 @@ import param
 import torch
 
 from icml26 import recruitment as rec
+from icml26.dashboards import perf
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
@@ -29,6 +30,14 @@ POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
 def _dp_cached(pmf: tuple[float, ...], budget: int, rounds: int, discount: float,
                allow_save: bool, tail: str) -> rec.DPResult:
     return rec.surrogate_dp(pmf, budget, rounds, discount, allow_save, tail)
+
+
+@functools.lru_cache(maxsize=64)
+def _population_cached(family: str, mean_capacity: float, k_max: int,
+                       heterogeneity: float) -> tuple[float, ...]:
+    """The surrogate's population pmf (a capacity-pmf fit and a Gauss-Hermite mixture)."""
+    base = rec.capacity_pmf(family, mean_capacity, k_max)
+    return tuple(rec.population_pmf(base, heterogeneity).tolist())
 
 
 @functools.lru_cache(maxsize=64)
@@ -80,6 +89,7 @@ class RecruitmentExplorer(pn.viewable.Viewer):
     def __init__(self, **params):
         self._mc: dict | None = None
         self._misspec: dict | None = None
+        self._plot_data_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
@@ -102,7 +112,7 @@ class RecruitmentExplorer(pn.viewable.Viewer):
 
     def _population(self) -> tuple[float, ...]:
         cfg = self.config()
-        return tuple(rec.population_pmf(cfg.base_pmf(), cfg.heterogeneity).tolist())
+        return _population_cached(cfg.family, cfg.mean_capacity, cfg.k_max, cfg.heterogeneity)
 
     def _dp(self) -> rec.DPResult:
         cfg = self.config()
@@ -121,7 +131,16 @@ class RecruitmentExplorer(pn.viewable.Viewer):
         return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
-        """The numbers behind the live views (empty arrays when the settings are invalid)."""
+        """The numbers behind the live views (empty arrays when the settings are invalid).
+
+        Memoised on the settings and the Run results: a slider step redraws two views from
+        one computation."""
+        key = (perf.settings_key(self), id(self._mc), id(self._misspec))
+        if self._plot_data_memo is None or self._plot_data_memo[0] != key:
+            self._plot_data_memo = (key, self._compute_plot_data())
+        return self._plot_data_memo[1]
+
+    def _compute_plot_data(self) -> dict:
         if self._error():
             empty = np.zeros(0)
             return {"budget": empty, "dp": empty, "spend_all": empty, "uniform": empty,
@@ -335,6 +354,7 @@ Explorer = RecruitmentExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

@@ -22,6 +22,7 @@ import panel as pn
 import param
 
 from icml26 import spurious_dpo as sd
+from icml26.dashboards import perf
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
           "hidden_converged": "#9467bd", "ties": "#d62728", "random_labels": "#ff7f0e",
@@ -283,6 +284,7 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
 
     def __init__(self, **params):
         self._result: dict | None = None
+        self._config_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
@@ -294,7 +296,22 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
         return int(round(10**self.log10_n_pairs))
 
     def config(self) -> sd.SpuriousConfig:
-        """The lib config for the current parameters (raises ValueError when invalid)."""
+        """The lib config for the current parameters (raises ValueError when invalid).
+
+        Memoised per settings: validation solves an eigenproblem (the stable step size), and
+        every view and the error check ask for the config on each slider step."""
+        key = perf.settings_key(self)
+        if self._config_memo is None or self._config_memo[0] != key:
+            try:
+                self._config_memo = (key, self._build_config(), "")
+            except ValueError as e:
+                self._config_memo = (key, None, str(e))
+        _, cfg, error = self._config_memo
+        if error:
+            raise ValueError(error)
+        return cfg
+
+    def _build_config(self) -> sd.SpuriousConfig:
         n = self.n_pairs
         cfg = sd.SpuriousConfig(
             m=self.m, rho=self.rho, sigma_eps=self.sigma_eps, kappa=self.kappa, beta=self.beta,
@@ -487,6 +504,7 @@ Explorer = SpuriousDPOExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     explorer = Explorer()
     return pn.Column(

@@ -24,6 +24,7 @@ import param
 import torch
 
 from icml26 import tpv
+from icml26.dashboards import perf
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
@@ -320,6 +321,7 @@ Explorer = TPVExplorer
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
     pn.extension()
+    perf.install()  # server settings for live updates (dashboards/perf.py)
     hv.extension("bokeh")
     return pn.Column(
         pn.pane.Markdown(
