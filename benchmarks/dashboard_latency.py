@@ -91,7 +91,8 @@ def main() -> int:
                                               "trivial_median_s", "ratio_to_trivial"])
             if new:
                 w.writeheader()
-            w.writerows(rows)
+            w.writerows({k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
+                        for r in rows)
     return 0
 
 

@@ -461,7 +461,10 @@ def moments(cfg: SpuriousConfig, m=None, rho=None) -> tuple[torch.Tensor, torch.
     sig[:, d, d] = m**2 + rho**2 + s2 + 2 * m * rho * a
     sig[:, d + 1, d + 1] = rho**2 + s2
     sig[:, d, d + 1] = m * rho * a + rho**2
-    sig = torch.triu(sig) + torch.triu(sig, 1).transpose(1, 2)
+    # mirror the three off-diagonal blocks (cheaper than triu + transpose on large batches)
+    sig[:, d, :d] = sig[:, :d, d]
+    sig[:, d + 1, :d] = sig[:, :d, d + 1]
+    sig[:, d + 1, d] = sig[:, d, d + 1]
     if cfg.hidden_causal:
         keep = torch.arange(1, d + 2)
         mu, sig = mu[:, keep], sig[:, keep][:, :, keep]
