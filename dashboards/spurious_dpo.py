@@ -386,11 +386,13 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
     @param.depends(*_THEORY, "tie_loss", "training", "tie_fraction")
     def deployment_view(self) -> hv.Overlay:
         """Exact accuracy vs the deployment bias m' for DPO and DPO + ties (quadratic
-        theory in the selected regime)."""
+        theory in the selected regime), with the training-time bias m (dotted)."""
         d = self.plot_data()
+        # the training-m marker lives here, not in its own DynamicMap: both follow m, and
+        # two maps in one overlay would redraw the whole plot twice per m step
         return _curves(d["test_m"], "test-time bias m'", "accuracy", [
             (f"DPO ({self.training})", d["acc_dpo"]),
-            (f"DPO + ties ({self.tie_fraction:.0%})", d["acc_ties"])])
+            (f"DPO + ties ({self.tie_fraction:.0%})", d["acc_ties"])]) * self.training_bias_marker()
 
     @param.depends("m")
     def training_bias_marker(self) -> hv.VLine:
@@ -487,7 +489,7 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
                        live(LIVE_STYLES["leakage"], self.leakage_view),
                        sizing_mode="stretch_width"),
                 pn.Row(live(LIVE_STYLES["deployment"], self.deployment_view,
-                            self.training_bias_marker, self.test_bias_marker),
+                            self.test_bias_marker),
                        live(LIVE_STYLES["ties"], self.ties_view, self.tie_fraction_marker),
                        sizing_mode="stretch_width"),
                 self._progress,
