@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 from icml26 import function_vectors as fvlib
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
@@ -364,20 +364,14 @@ Explorer = FunctionVectorsExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## Function vectors: how few-shot examples add up\n\n"
-            "Wang, Wang, Bakalova, Hahn, *How Few-Shot Examples Add Up: A Causal Decomposition "
-            "of Function Vectors in In-Context Learning*, ICML 2026 "
-            "([arXiv 2605.16591](https://arxiv.org/abs/2605.16591)), on a 3-layer Transformer "
-            "trained here on shift tasks (toy D, with the TVP auxiliary loss - a toy-only "
-            "device). Every plot is a forward pass of that model.",
-            sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## Function vectors: how few-shot examples add up\n\n"
+        "Wang, Wang, Bakalova, Hahn, *How Few-Shot Examples Add Up: A Causal Decomposition "
+        "of Function Vectors in In-Context Learning*, ICML 2026 "
+        "([arXiv 2605.16591](https://arxiv.org/abs/2605.16591)), on a 3-layer Transformer "
+        "trained here on shift tasks (toy D, with the TVP auxiliary loss - a toy-only "
+        "device). Every plot is a forward pass of that model.",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

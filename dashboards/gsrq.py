@@ -22,7 +22,7 @@ import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
@@ -322,19 +322,13 @@ Explorer = GSRQExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
-            "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
-            "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
-            "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
-            "**Run** quantizes synthetic KV-like vectors stage by stage.",
-            sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
+        "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
+        "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
+        "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
+        "**Run** quantizes synthetic KV-like vectors stage by stage.",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

@@ -17,7 +17,7 @@ import panel as pn
 import param
 
 from icml26 import panda as lib
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 from icml26.dashboards.runview import run_results
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
@@ -342,21 +342,15 @@ Explorer = PandaExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## PANDA: bilevel optimisation over saddle points of zero-sum Markov games\n\n"
-            "Zheng, King, Lu, *Bilevel Optimization over Saddle Points of Zero-Sum Markov "
-            "Games*, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). An "
-            "incentive x steers an entropy-regularised zero-sum Markov game towards target "
-            "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
-            "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
-            "runs PANDA and the baselines (about half a minute at the defaults; cached).",
-            sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## PANDA: bilevel optimisation over saddle points of zero-sum Markov games\n\n"
+        "Zheng, King, Lu, *Bilevel Optimization over Saddle Points of Zero-Sum Markov "
+        "Games*, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). An "
+        "incentive x steers an entropy-regularised zero-sum Markov game towards target "
+        "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
+        "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
+        "runs PANDA and the baselines (about half a minute at the defaults; cached).",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

@@ -26,7 +26,7 @@ import torch
 
 from icml26 import place_fields as pf
 from icml26 import place_fields_lm as lm
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
 VARIANT_COLORS = {"rope": "#7f7f7f", "hipe_single": "#ff7f0e", "hipe_multi": "#1f77b4"}
@@ -450,19 +450,14 @@ Explorer = PlaceFieldsExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## The hippocampal place-field gradient and HIPE (place_fields)\n\n"
-            "Zhou & Chen, *The Hippocampal Place Field Gradient: A Bio-inspired Framework "
-            "Building Multiscale Representation for Better Sample Efficiency*, ICML 2026 "
-            "([arXiv 2506.04943](https://arxiv.org/abs/2506.04943)). Field, FWHM, few-shot "
-            "error and positional kernels update live; the toy-LM comparison (derived) is "
-            "read from the cache.", sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## The hippocampal place-field gradient and HIPE (place_fields)\n\n"
+        "Zhou & Chen, *The Hippocampal Place Field Gradient: A Bio-inspired Framework "
+        "Building Multiscale Representation for Better Sample Efficiency*, ICML 2026 "
+        "([arXiv 2506.04943](https://arxiv.org/abs/2506.04943)). Field, FWHM, few-shot "
+        "error and positional kernels update live; the toy-LM comparison (derived) is "
+        "read from the cache.",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

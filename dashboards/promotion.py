@@ -23,7 +23,7 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
@@ -368,19 +368,14 @@ Explorer = PromotionExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## Multi-level strategic classification (promotion)\n\n"
-            "Huang, Alkarmi, Liu, *Multi-Level Strategic Classification: Incentivizing "
-            "Improvement through Promotion and Relegation Dynamics*, ICML 2026 "
-            "([arXiv 2602.11439](https://arxiv.org/abs/2602.11439)). The ladder and the "
-            "analytic boundary update live; **Run** solves the agent's problem by value "
-            "iteration (trajectory and numerical phase diagram).", sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## Multi-level strategic classification (promotion)\n\n"
+        "Huang, Alkarmi, Liu, *Multi-Level Strategic Classification: Incentivizing "
+        "Improvement through Promotion and Relegation Dynamics*, ICML 2026 "
+        "([arXiv 2602.11439](https://arxiv.org/abs/2602.11439)). The ladder and the "
+        "analytic boundary update live; **Run** solves the agent's problem by value "
+        "iteration (trajectory and numerical phase diagram).",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

@@ -21,6 +21,7 @@ import torch
 
 from icml26 import recruitment as rec
 from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
@@ -353,18 +354,13 @@ Explorer = RecruitmentExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## Adaptive multi-round allocation (recruitment)\n\n"
-            "Pan et al., *Adaptive Multi-Round Allocation with Stochastic Arrivals*, ICML 2026 "
-            "([arXiv 2605.12111](https://arxiv.org/abs/2605.12111)). Live plots are exact "
-            "(truncated-PGF DP); **Run** adds the Monte Carlo comparison in the heterogeneous "
-            "process and the misspecification bound.", sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## Adaptive multi-round allocation (recruitment)\n\n"
+        "Pan et al., *Adaptive Multi-Round Allocation with Stochastic Arrivals*, ICML 2026 "
+        "([arXiv 2605.12111](https://arxiv.org/abs/2605.12111)). Live plots are exact "
+        "(truncated-PGF DP); **Run** adds the Monte Carlo comparison in the heterogeneous "
+        "process and the misspecification bound.",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

@@ -23,6 +23,7 @@ import param
 
 from icml26 import spurious_dpo as sd
 from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
           "hidden_converged": "#9467bd", "ties": "#d62728", "random_labels": "#ff7f0e",
@@ -505,20 +506,15 @@ Explorer = SpuriousDPOExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    explorer = Explorer()
-    return pn.Column(
-        pn.pane.Markdown(
-            "## Spurious correlation learning in DPO and tie training (spurious_dpo)\n\n"
-            "Moya, Semendinger, Lin, Thornley, *Spurious Correlation Learning in Preference "
-            "Optimization: Mechanisms, Consequences, and Mitigation via Tie Training*, ICML "
-            "2026 ([arXiv 2605.11134](https://arxiv.org/abs/2605.11134)). Live plots: the "
-            "exact mean-bias optimum and the near-reference (quadratic-loss) theory with "
-            "exact accuracies; **Run** fits log-linear DPO at n pairs (batched Newton / "
-            "gradient descent).", sizing_mode="stretch_width"),
-        explorer, sizing_mode="stretch_width")
+    return paper_page(
+        "## Spurious correlation learning in DPO and tie training (spurious_dpo)\n\n"
+        "Moya, Semendinger, Lin, Thornley, *Spurious Correlation Learning in Preference "
+        "Optimization: Mechanisms, Consequences, and Mitigation via Tie Training*, ICML "
+        "2026 ([arXiv 2605.11134](https://arxiv.org/abs/2605.11134)). Live plots: the "
+        "exact mean-bias optimum and the near-reference (quadratic-loss) theory with "
+        "exact accuracies; **Run** fits log-linear DPO at n pairs (batched Newton / "
+        "gradient descent).",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):

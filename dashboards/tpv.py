@@ -24,7 +24,7 @@ import param
 import torch
 
 from icml26 import tpv
-from icml26.dashboards import perf
+from icml26.dashboards.page import paper_page
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
@@ -320,18 +320,13 @@ Explorer = TPVExplorer
 
 def create_app() -> pn.viewable.Viewable:
     """The served page: the paper's citation above the explorer."""
-    pn.extension()
-    perf.install()  # server settings for live updates (dashboards/perf.py)
-    hv.extension("bokeh")
-    return pn.Column(
-        pn.pane.Markdown(
-            "## Test prediction variance (tpv)\n\n"
-            "Arpit, *Parameter Perturbations Through the Lens of Test Prediction Variance*, "
-            "ICML 2026 ([arXiv 2512.11089](https://arxiv.org/abs/2512.11089)). **Run** trains "
-            "an MLP student on a synthetic teacher; then TPV = Tr(H_eff C) on training and "
-            "test inputs updates live for SGD noise, quantization, label noise and pruning.",
-            sizing_mode="stretch_width"),
-        Explorer(), sizing_mode="stretch_width")
+    return paper_page(
+        "## Test prediction variance (tpv)\n\n"
+        "Arpit, *Parameter Perturbations Through the Lens of Test Prediction Variance*, "
+        "ICML 2026 ([arXiv 2512.11089](https://arxiv.org/abs/2512.11089)). **Run** trains "
+        "an MLP student on a synthetic teacher; then TPV = Tr(H_eff C) on training and "
+        "test inputs updates live for SGD noise, quantization, label noise and pruning.",
+        Explorer())
 
 
 if __name__.startswith("bokeh"):
