@@ -163,20 +163,27 @@ def teacher_data(teacher: str, d: int, n_train: int, n_test: int, seed: int,
             "X_test": x_test, "y_test": y_test / scale}
 
 
-def train_regression(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int,
-                     lr: float) -> list[float]:
-    """Full-batch Adam with cosine decay on the mean squared error; returns the loss curve."""
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+def fit_full_batch(model: nn.Module, loss_fn, x: torch.Tensor, y: torch.Tensor,
+                   opt: torch.optim.Optimizer, steps: int) -> list[float]:
+    """``steps`` full-batch steps of ``opt`` with cosine decay on ``loss_fn(model(x), y)``;
+    returns the loss curve (shared by the regression students and the digits classifier)."""
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
     losses = []
     for _ in range(steps):
         opt.zero_grad()
-        loss = F.mse_loss(model(x), y)
+        loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
     return losses
+
+
+def train_regression(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int,
+                     lr: float) -> list[float]:
+    """Full-batch Adam with cosine decay on the mean squared error; returns the loss curve."""
+    return fit_full_batch(model, F.mse_loss, x, y, torch.optim.Adam(model.parameters(), lr=lr),
+                          steps)
 
 
 # --------------------------------------------------------------------------- students

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from icml26.tpv import _cached
+from icml26.tpv import _cached, fit_full_batch
 from icml26.tpv_estimators import (
     MLP,
     _check_int,
@@ -67,16 +67,7 @@ def train_classifier(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, s
                      lr: float, weight_decay: float = 0.0) -> list[float]:
     """Full-batch AdamW with cosine decay on the cross-entropy; returns the loss curve."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    return losses
+    return fit_full_batch(model, F.cross_entropy, x, y, opt, steps)
 
 
 @dataclass(frozen=True)
