@@ -18,6 +18,13 @@ makes a freeze rely on the same signal: it recomputes at the outermost exit only
 on every update (``dtype_fix_hook``) and swallows the AttributeError; with diagnostics on,
 each miss builds a difflib "did you mean" message over all property names: ~14% of an
 update's server time on the gsrq page. Only the text of such error messages changes.
+
+3. Draw with the 2D canvas, not WebGL (HoloViews' default). Every plot here has at most a
+few thousand glyphs, where WebGL gains nothing, and each WebGL plot pays a copy of its GL
+canvas into the page's canvas on every repaint: in Chromium on this machine (software GL)
+that copy was the largest single cost of a slider step on pages with several live plots
+(CPU profile via the DevTools protocol), e.g. spurious_dpo 1.65x -> 1.22x the trivial app,
+which gets the same setting.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ def install() -> None:
     if _installed:
         return
     settings.perform_error_diagnostics.set_value(False)
+    from holoviews.plotting.bokeh import BokehRenderer
+
+    BokehRenderer.webgl = False
     original_invalidate = DocumentModelManager.invalidate
 
     def _push_freeze(self) -> None:

@@ -23,6 +23,7 @@ import param
 
 from icml26 import spurious_dpo as sd
 from icml26.dashboards import perf
+from icml26.dashboards.live import Line, LiveFigures
 from icml26.dashboards.page import paper_page
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
@@ -153,7 +154,7 @@ def theory_ties_plot(theory: dict, tie_loss: str, tie_fraction: float | None = N
     x, y = "tie fraction", "relative to DPO"
     fr = theory["tie_fraction"]
     out = hv.Overlay([
-        hv.Curve((fr, theory["ties_spurious"]), x, y, label="ties: θ_s1")
+        hv.Curve((fr, theory["ties_spurious"]), x, y, label=f"ties ({tie_loss}): θ_s1")
         .opts(color=COLORS["ties"]),
         hv.Curve((fr, theory["ties_causal"]), x, y, label="ties: θ_c·w*")
         .opts(color=COLORS["ties"], line_dash="dashed"),
@@ -161,7 +162,7 @@ def theory_ties_plot(theory: dict, tie_loss: str, tie_fraction: float | None = N
         .opts(color=COLORS["l2_matched"], line_dash="dashed")])
     if tie_fraction is not None:
         out = out * hv.VLine(tie_fraction).opts(color="grey")
-    return _opts(out, f"Tie training ({tie_loss}) in the quadratic theory", "bottom_left")
+    return _opts(out, "Tie training vs L2 in the quadratic theory", "bottom_left")
 
 
 def deployment_plot(theory: dict, tie_fraction: float, training: str,
@@ -170,14 +171,14 @@ def deployment_plot(theory: dict, tie_fraction: float, training: str,
     m, test m') draws them as dotted / dashed lines."""
     x = "test-time bias m'"
     out = hv.Overlay([
-        hv.Curve((theory["test_m"], theory["acc_dpo"]), x, "accuracy", label="DPO")
+        hv.Curve((theory["test_m"], theory["acc_dpo"]), x, "accuracy", label=f"DPO ({training})")
         .opts(color=COLORS["dpo"]),
         hv.Curve((theory["test_m"], theory["acc_ties"]), x, "accuracy",
                  label=f"DPO + ties ({tie_fraction:.0%})").opts(color=COLORS["ties"])])
     if marks is not None:
         out = out * hv.VLine(marks[0]).opts(color="black", line_dash="dotted") * \
             hv.VLine(marks[1]).opts(color="grey", line_dash="dashed")
-    return _opts(out, f"Deployment ({training}; dotted: training m, dashed: m')",
+    return _opts(out, "Deployment: accuracy vs m' (dotted: training m, dashed: m')",
                  "bottom_right")
 
 
@@ -203,42 +204,6 @@ def _run_cached(cfg: sd.SpuriousConfig, tie_cfg: sd.SpuriousConfig, seed: int) -
             "irreducible": sd.figure_irreducible_data(cfg, seed, use_cache=False),
             "ties": sd.figure_ties_data(tie_cfg, seed, extra_tie_losses=False,
                                         use_cache=False)}
-
-
-def _curves(x, kdim: str, vdim: str, series) -> hv.Overlay:
-    """Bare labelled curves sharing an x axis (styles come from the DynamicMap)."""
-    return hv.Overlay([hv.Curve({kdim: x, vdim: y}, kdim, vdim, label=label)
-                       for label, y in series])
-
-
-def _live_styles() -> dict:
-    """Options of the live plots, applied once to their DynamicMaps (colors cycle in the
-    order the views list their curves)."""
-    base = {"responsive": True, "min_height": 280}
-    return {
-        "mean_bias": [hv.opts.Curve(color="black"), hv.opts.Scatter(color="#d62728", size=9),
-                      hv.opts.Overlay(title="Mean-bias channel: θ_s1 = 2m/(βσ²) at any n",
-                                      legend_position="top_left", **base)],
-        "leakage": [hv.opts.Curve(color=hv.Cycle([COLORS["early_stop"], COLORS["shrunk"],
-                                                  COLORS["converged"]])),
-                    hv.opts.Overlay(title="Leakage, near-reference theory (2/β)(Σ + λI)⁻¹μ",
-                                    legend_position="top_left", **base)],
-        "deployment": [hv.opts.Curve(color=hv.Cycle([COLORS["dpo"], COLORS["ties"]])),
-                       hv.opts.VLine(color=hv.Cycle(["black", "grey"]),
-                                     line_dash=hv.Cycle(["dotted", "dashed"])),
-                       hv.opts.Overlay(title="Deployment: accuracy vs m' (dotted: training "
-                                       "m, dashed: chosen m')",
-                                       legend_position="bottom_right", **base)],
-        "ties": [hv.opts.Curve(color=hv.Cycle([COLORS["ties"], COLORS["ties"],
-                                               COLORS["l2_matched"]]),
-                               line_dash=hv.Cycle(["solid", "dashed", "dashed"])),
-                 hv.opts.VLine(color="grey"),
-                 hv.opts.Overlay(title="Tie training vs L2 in the quadratic theory",
-                                 legend_position="bottom_left", **base)],
-    }
-
-
-LIVE_STYLES: dict = {}  # filled on first use (holoviews options need no extension at import)
 
 
 class SpuriousDPOExplorer(pn.viewable.Viewer):
@@ -285,6 +250,7 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
 
     def __init__(self, **params):
         self._result: dict | None = None
+        self._rendered_live: list[LiveFigures] = []  # one per rendering of __panel__
         self._config_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
@@ -358,66 +324,76 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
         return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
                                             responsive=True, min_height=280)
 
-    # Live views: each depends only on the parameters it draws, markers are separate
-    # DynamicMaps, and elements are built bare (dict data, no per-element options; the styles
-    # are set once on the DynamicMap in __panel__). A slider move then re-renders as few
-    # HoloViews elements as possible, each as cheaply as possible.
-    @param.depends("beta", "sigma_eps")
-    def mean_bias_view(self) -> hv.Curve:
-        """Channel 1: the population optimum's theta_s1 = 2m/(beta sigma^2) (exact)."""
-        d = self.plot_data()
-        return hv.Curve({"m": d["m"], "θ_s1": d["theta_s1_theory"]}, "m", "θ_s1",
-                        label="theory 2m / (β σ²)")
+    # Live views: drawn once per document, then updated in place by a LiveFigure (each
+    # step writes only the new columns; a DynamicMap re-render of these four overlays cost
+    # ~2.9x the trivial app's latency). ``*_layers`` give the same numbers layer by layer,
+    # or None while the settings are invalid (the figure keeps the last valid state).
+    _MEAN_BIAS = ["beta", "sigma_eps"]
+    _DEPLOYMENT = [*_THEORY, "tie_loss", "training", "tie_fraction", "test_shift_m"]
+    _TIES = [*_THEORY, "tie_loss", "training", "tie_fraction"]
 
-    @param.depends("m", "beta", "sigma_eps")
-    def mean_bias_marker(self) -> hv.Scatter:
-        """The current m on the mean-bias line."""
-        return hv.Scatter([(self.m, 2 * self.m / (self.beta * self.sigma_eps**2))], "m",
-                          "θ_s1", label="current m")
+    @param.depends(*_MEAN_BIAS)
+    def mean_bias_view(self) -> hv.Overlay:
+        """Channel 1: the population optimum's theta_s1 = 2m/(beta sigma^2) (exact). The
+        training m is the dotted line of the deployment view (a marker here would redraw
+        this plot on every m step, for no new number)."""
+        return mean_bias_plot(self.plot_data())
+
+    def _mean_bias_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        return [Line(d["m"], d["theta_s1_theory"])]
 
     @param.depends(*_THEORY)
     def leakage_view(self) -> hv.Overlay:
         """Channel 2: theta_s2 vs rho in the near-reference (quadratic-loss) theory."""
-        d = self.plot_data()
-        return _curves(d["rho"], "ρ", "θ_s2", [
-            (f"early stop ({self.early_steps} × lr {self.lr:g})", d["leak_early_stop"]),
-            (f"shrinkage λ = {self.shrink_lambda:g}", d["leak_shrunk"]),
-            ("converged (quadratic model)", d["leak_converged"])])
+        return theory_leakage_plot(self.plot_data(), self.early_steps, self.lr,
+                                   self.shrink_lambda)
 
-    @param.depends(*_THEORY, "tie_loss", "training", "tie_fraction")
+    def _leakage_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        return [Line(d["rho"], d["leak_early_stop"],
+                     f"early stop ({self.early_steps} × lr {self.lr:g})"),
+                Line(d["rho"], d["leak_shrunk"], f"shrinkage λ = {self.shrink_lambda:g}"),
+                Line(d["rho"], d["leak_converged"])]
+
+    @param.depends(*_DEPLOYMENT)
     def deployment_view(self) -> hv.Overlay:
         """Exact accuracy vs the deployment bias m' for DPO and DPO + ties (quadratic
-        theory in the selected regime), with the training-time bias m (dotted)."""
+        theory in the selected regime), with the training m (dotted) and m' (dashed)."""
+        return deployment_plot(self.plot_data(), self.tie_fraction, self.training,
+                               marks=(self.m, self.test_shift_m))
+
+    def _deployment_layers(self) -> list | None:
+        if self._error():
+            return None
         d = self.plot_data()
-        # the training-m marker lives here, not in its own DynamicMap: both follow m, and
-        # two maps in one overlay would redraw the whole plot twice per m step
-        return _curves(d["test_m"], "test-time bias m'", "accuracy", [
-            (f"DPO ({self.training})", d["acc_dpo"]),
-            (f"DPO + ties ({self.tie_fraction:.0%})", d["acc_ties"])]) * self.training_bias_marker()
+        return [Line(d["test_m"], d["acc_dpo"], f"DPO ({self.training})"),
+                Line(d["test_m"], d["acc_ties"], f"DPO + ties ({self.tie_fraction:.0%})"),
+                self.m, self.test_shift_m]
 
-    @param.depends("m")
-    def training_bias_marker(self) -> hv.VLine:
-        """The training-time bias m on the deployment axis (dotted)."""
-        return hv.VLine(self.m)
-
-    @param.depends("test_shift_m")
-    def test_bias_marker(self) -> hv.VLine:
-        """The deployment bias m' chosen by the user (dashed)."""
-        return hv.VLine(self.test_shift_m)
-
-    @param.depends(*_THEORY, "tie_loss", "training")
+    @param.depends(*_TIES)
     def ties_view(self) -> hv.Overlay:
         """Ties vs plain L2 at matched |theta_s| (quadratic theory), relative to DPO."""
-        d = self.plot_data()
-        return _curves(d["tie_fraction"], "tie fraction", "relative to DPO", [
-            (f"ties ({self.tie_loss}): θ_s1", d["ties_spurious"]),
-            ("ties: θ_c·w*", d["ties_causal"]),
-            ("L2 at the same |θ_s|: θ_c·w*", d["l2_causal"])])
+        return theory_ties_plot(self.plot_data(), self.tie_loss, self.tie_fraction)
 
-    @param.depends("tie_fraction")
-    def tie_fraction_marker(self) -> hv.VLine:
-        """The current tie fraction."""
-        return hv.VLine(self.tie_fraction)
+    def _ties_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        return [Line(d["tie_fraction"], d["ties_spurious"], f"ties ({self.tie_loss}): θ_s1"),
+                Line(d["tie_fraction"], d["ties_causal"]),
+                Line(d["tie_fraction"], d["l2_causal"]), self.tie_fraction]
+
+    def live_figures(self) -> list[tuple]:
+        """``(view, layers)`` of each live figure, in page order (see ``LiveFigure``)."""
+        return [(self.mean_bias_view, self._mean_bias_layers),
+                (self.leakage_view, self._leakage_layers),
+                (self.deployment_view, self._deployment_layers),
+                (self.ties_view, self._ties_layers)]
 
     @param.depends("run")
     def run_leakage_view(self) -> hv.Overlay | hv.Element:
@@ -470,29 +446,20 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
-        if not LIVE_STYLES:
-            LIVE_STYLES.update(_live_styles())
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run fits"}})
 
-        def live(styles, *views):
-            dmap = hv.DynamicMap(views[0])
-            for v in views[1:]:
-                dmap = dmap * hv.DynamicMap(v)
-            return pn.pane.HoloViews(dmap.opts(*styles), sizing_mode="stretch_width")
-
+        figures = LiveFigures(self)
+        self._rendered_live.append(figures)
+        mean_bias, leakage, deployment, ties = (
+            figures.add(view, layers, sizing_mode="stretch_width")
+            for view, layers in self.live_figures())
         return pn.Row(
             pn.Column(controls, width=320),
             pn.Column(
                 self._alert,
-                pn.Row(live(LIVE_STYLES["mean_bias"], self.mean_bias_view,
-                            self.mean_bias_marker),
-                       live(LIVE_STYLES["leakage"], self.leakage_view),
-                       sizing_mode="stretch_width"),
-                pn.Row(live(LIVE_STYLES["deployment"], self.deployment_view,
-                            self.test_bias_marker),
-                       live(LIVE_STYLES["ties"], self.ties_view, self.tie_fraction_marker),
-                       sizing_mode="stretch_width"),
+                pn.Row(mean_bias, leakage, sizing_mode="stretch_width"),
+                pn.Row(deployment, ties, sizing_mode="stretch_width"),
                 self._progress,
                 pn.panel(self.run_leakage_view, sizing_mode="stretch_width"),
                 pn.panel(self.run_irreducible_view, sizing_mode="stretch_width"),
