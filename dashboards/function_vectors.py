@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 from icml26 import function_vectors as fvlib
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
@@ -141,7 +141,7 @@ def plot_qkv(data: dict) -> hv.Bars:
         show_legend=True, cmap="Category10")
 
 
-class FunctionVectorsExplorer(pn.viewable.Viewer):
+class FunctionVectorsExplorer(ExplorerBase):
     """Intervene on the function-vector heads of a small trained Transformer."""
 
     task = param.Integer(3, bounds=(1, 8), doc="Task: the shift k in y = x + k mod 16.")
@@ -207,10 +207,6 @@ class FunctionVectorsExplorer(pn.viewable.Viewer):
 
     def _show(self, text: str, kind: str = "warning") -> None:
         self._alert.object, self._alert.alert_type, self._alert.visible = text, kind, bool(text)
-
-    def error_message(self) -> str:
-        """The message the app shows ('' when none)."""
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the views."""

@@ -22,7 +22,7 @@ import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
@@ -136,7 +136,7 @@ def _toy(n_codes: int, norm_tail: float, weight_exponent: float, rule: str, gain
 
 
 # --------------------------------------------------------------------------- explorer
-class GSRQExplorer(pn.viewable.Viewer):
+class GSRQExplorer(ExplorerBase):
     """Choose a code; watch k-means shrink and gain-shape codewords keep direction."""
 
     n_codes = param.Selector(default=256, objects=[2, 4, 8, 16, 32, 64, 128, 256],
@@ -170,7 +170,6 @@ class GSRQExplorer(pn.viewable.Viewer):
         self._result: dict | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -190,10 +189,6 @@ class GSRQExplorer(pn.viewable.Viewer):
     def bits(self) -> float:
         return gsrq.bits_per_element(self.n_codes, self.stages, self.dim, self.gain_mode,
                                      self.gain_bits)
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the views."""

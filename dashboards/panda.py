@@ -17,14 +17,14 @@ import panel as pn
 import param
 
 from icml26 import panda as lib
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 from icml26.dashboards.runview import run_results
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
 
 
-class PandaExplorer(pn.viewable.Viewer):
+class PandaExplorer(ExplorerBase):
     """Tune the game and PANDA's schedule; Run the methods on the landscape."""
 
     tau = param.Number(0.3, bounds=(0.05, 2.0), step=0.05,
@@ -77,7 +77,6 @@ class PandaExplorer(pn.viewable.Viewer):
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
         self._stage = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -95,17 +94,6 @@ class PandaExplorer(pn.viewable.Viewer):
             baselines=lib.BaselineConfig(lr=self.baseline_lr, unrolled_steps=self.unrolled_steps),
             oracle=lib.OracleConfig(grid=self.grid), methods=methods)
         return cfg.validate()
-
-    def _error(self) -> str:
-        try:
-            self.config()
-        except ValueError as e:
-            return str(e)
-        return ""
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def schedule(self) -> dict:
         """``rho_k`` and PANDA's step sizes over the run (analytic, no computation)."""
@@ -209,9 +197,7 @@ class PandaExplorer(pn.viewable.Viewer):
                    "rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations", "grid",
                    "methods", watch=True, on_init=True)
     def _update_alert(self) -> None:
-        err = self._error()
-        self._alert.object = err or ""
-        self._alert.visible = bool(err)
+        self._show_error()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):

@@ -26,7 +26,7 @@ import torch
 
 from icml26 import place_fields as pf
 from icml26 import place_fields_lm as lm
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
 VARIANT_COLORS = {"rope": "#7f7f7f", "hipe_single": "#ff7f0e", "hipe_multi": "#1f77b4"}
@@ -198,7 +198,7 @@ def message_plot(text: str) -> hv.Element:
 
 
 # --------------------------------------------------------------------------- the explorer
-class PlaceFieldsExplorer(pn.viewable.Viewer):
+class PlaceFieldsExplorer(ExplorerBase):
     """Sweep the grid->place model, the few-shot regression and HIPE's head sigmas."""
 
     sigma = param.Number(0.1, bounds=(0.0, 0.5), step=0.005,
@@ -239,7 +239,6 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
                         {"head_sigmas": "four"}, {"head_dim": 33})
 
     def __init__(self, **params):
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         self._last_valid: dict[str, hv.Element] = {}
         super().__init__(**params)
 
@@ -273,17 +272,6 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
         hipe.validate()
         return pf.PlaceFieldsConfig(grid=self.grid_config(),
                                     regression=self.regression_config(), hipe=hipe)
-
-    def _error(self) -> str:
-        try:
-            self.config()
-        except ValueError as e:
-            return str(e)
-        return ""
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def _grid_data(self) -> tuple[dict, dict]:
         grid = self.grid_config()
@@ -409,9 +397,7 @@ class PlaceFieldsExplorer(pn.viewable.Viewer):
                    "n_modules", "module_ratio", "lambda0", "phases_per_module", "env_length",
                    "n_train", "ell", "noise", "ridge", watch=True, on_init=True)
     def _update_alert(self) -> None:
-        err = self._error()
-        self._alert.object = err or ""
-        self._alert.visible = bool(err)
+        self._show_error()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):

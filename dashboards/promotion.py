@@ -23,7 +23,7 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
@@ -44,7 +44,7 @@ def _phase(ph: pro.PhaseConfig) -> dict:
     return pro.figure_phase_data(ph)
 
 
-class PromotionExplorer(pn.viewable.Viewer):
+class PromotionExplorer(ExplorerBase):
     """Tune the agent and the ladder; watch whether promotion pays for honest effort."""
 
     beta = param.Number(0.9, bounds=(0.0, 0.99), step=0.01,
@@ -94,7 +94,6 @@ class PromotionExplorer(pn.viewable.Viewer):
         self._phase_data: dict | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -118,17 +117,6 @@ class PromotionExplorer(pn.viewable.Viewer):
             exact_gaps=self.exact_gaps)
         cfg.validate()
         return cfg
-
-    def _error(self) -> str:
-        try:
-            self.config()
-        except ValueError as e:
-            return str(e)
-        return ""
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the views (empty arrays when the settings are invalid)."""
@@ -233,9 +221,7 @@ class PromotionExplorer(pn.viewable.Viewer):
                    "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
                    "horizon", "x_grid", "a_grid", "exact_gaps", watch=True, on_init=True)
     def _update_alert(self) -> None:
-        err = self._error()
-        self._alert.object = err or ""
-        self._alert.visible = bool(err)
+        self._show_error()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):

@@ -21,7 +21,7 @@ import torch
 
 from icml26 import recruitment as rec
 from icml26.dashboards import perf
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
@@ -54,7 +54,7 @@ def _schedule_values(pmf: tuple[float, ...], budget: int, rounds: int, discount:
     return spend_all, uniform
 
 
-class RecruitmentExplorer(pn.viewable.Viewer):
+class RecruitmentExplorer(ExplorerBase):
     """Sweep budget, horizon and the capacity model; watch the DP save coupons."""
 
     budget = param.Integer(20, bounds=(5, 60), doc="Total coupon budget B (spec range 5-60).")
@@ -93,7 +93,6 @@ class RecruitmentExplorer(pn.viewable.Viewer):
         self._plot_data_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -119,17 +118,6 @@ class RecruitmentExplorer(pn.viewable.Viewer):
         cfg = self.config()
         return _dp_cached(self._population(), cfg.budget, cfg.rounds, cfg.discount,
                           cfg.allow_save, cfg.tail)
-
-    def _error(self) -> str:
-        try:
-            self.config()
-        except ValueError as e:
-            return str(e)
-        return ""
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the live views (empty arrays when the settings are invalid).
@@ -256,9 +244,7 @@ class RecruitmentExplorer(pn.viewable.Viewer):
     @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
                    "heterogeneity", "discount", "pitfall", watch=True, on_init=True)
     def _update_alert(self) -> None:
-        err = self._error()
-        self._alert.object = err or ""
-        self._alert.visible = bool(err)
+        self._show_error()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):

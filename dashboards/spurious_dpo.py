@@ -24,7 +24,7 @@ import param
 from icml26 import spurious_dpo as sd
 from icml26.dashboards import perf
 from icml26.dashboards.live import Line, LiveFigures
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
           "hidden_converged": "#9467bd", "ties": "#d62728", "random_labels": "#ff7f0e",
@@ -206,7 +206,7 @@ def _run_cached(cfg: sd.SpuriousConfig, tie_cfg: sd.SpuriousConfig, seed: int) -
                                         use_cache=False)}
 
 
-class SpuriousDPOExplorer(pn.viewable.Viewer):
+class SpuriousDPOExplorer(ExplorerBase):
     """Move the data-pipeline artefacts and the training regime; watch the two channels."""
 
     m = param.Number(0.5, bounds=(0.0, 1.5), step=0.05,
@@ -254,7 +254,6 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
         self._config_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -298,10 +297,6 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
         except ValueError as e:
             return str(e)
         return ""
-
-    def error_message(self) -> str:
-        """The message the app shows for the current settings ('' when they are valid)."""
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the views (live ones always; Run ones once Run was pressed)."""
@@ -440,9 +435,7 @@ class SpuriousDPOExplorer(pn.viewable.Viewer):
 
     @param.depends(*_MODEL, watch=True, on_init=True)
     def _update_alert(self) -> None:
-        err = self._error()
-        self._alert.object = err or ""
-        self._alert.visible = bool(err)
+        self._show_error()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):

@@ -24,7 +24,7 @@ import param
 import torch
 
 from icml26 import tpv
-from icml26.dashboards.page import paper_page
+from icml26.dashboards.page import ExplorerBase, paper_page
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
@@ -71,7 +71,7 @@ def untrained_traces(teacher: str, width: int, depth: int, n_train: int,
     return tr[0], tr[1], float(w.max() - w.min())
 
 
-class TPVExplorer(pn.viewable.Viewer):
+class TPVExplorer(ExplorerBase):
     """Train a student, then perturb it: TPV on training inputs vs on test inputs."""
 
     teacher = param.Selector(default="multi_relu", objects=list(tpv.TEACHERS),
@@ -101,7 +101,6 @@ class TPVExplorer(pn.viewable.Viewer):
     def __init__(self, **params):
         self._progress = pn.indicators.Progress(active=False, visible=False,
                                                 sizing_mode="stretch_width")
-        self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -121,9 +120,6 @@ class TPVExplorer(pn.viewable.Viewer):
     def _analysis(self) -> dict | None:
         """The analysis of the current student if Run has computed it in this process."""
         return _ANALYSES.get(self._key())
-
-    def error_message(self) -> str:
-        return self._alert.object if self._alert.visible else ""
 
     def plot_data(self) -> dict:
         """The numbers behind the views. Before Run for these settings: the quantization
