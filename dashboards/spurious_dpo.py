@@ -198,12 +198,20 @@ def neural_plot(rows) -> hv.Layout:
                      min_height=280, xrotation=0, tools=["hover"])
 
 
-@functools.lru_cache(maxsize=16)
-def _run_cached(cfg: sd.SpuriousConfig, tie_cfg: sd.SpuriousConfig, seed: int) -> dict:
-    return {"channels": sd.figure_channels_data(cfg, seed, use_cache=False),
-            "irreducible": sd.figure_irreducible_data(cfg, seed, use_cache=False),
-            "ties": sd.figure_ties_data(tie_cfg, seed, extra_tie_losses=False,
-                                        use_cache=False)}
+@functools.lru_cache(maxsize=48)
+def _run_stage(stage: str, cfg: sd.SpuriousConfig, seed: int) -> dict:
+    """One part of a Run (cached per settings: a repeated Run only redraws)."""
+    if stage == "channels":
+        return sd.figure_channels_data(cfg, seed, use_cache=False)
+    if stage == "irreducible":
+        return sd.figure_irreducible_data(cfg, seed, use_cache=False)
+    return sd.figure_ties_data(cfg, seed, extra_tie_losses=False, use_cache=False)
+
+
+#: the parts of a Run, in order, with what the progress line says while each runs
+RUN_STAGES = (("channels", "fitting θ vs m and ρ in every regime"),
+              ("irreducible", "fitting at every n up to n pairs"),
+              ("ties", "fitting DPO + ties and both controls at every tie fraction"))
 
 
 class SpuriousDPOExplorer(ExplorerBase):
@@ -254,6 +262,7 @@ class SpuriousDPOExplorer(ExplorerBase):
         self._config_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
+        self._stage = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -421,17 +430,21 @@ class SpuriousDPOExplorer(ExplorerBase):
         from dataclasses import replace
 
         tie_n = min(cfg.n_pairs, TIE_N_CAP)
-        tie_cfg = replace(cfg, n_pairs=tie_n)
-        self._progress.visible, self._progress.value = True, 10
+        stage_cfg = {"channels": cfg, "irreducible": cfg,
+                     "ties": replace(cfg, n_pairs=tie_n)}
+        self._progress.visible, self._progress.value = True, 0
         try:
-            result = dict(_run_cached(cfg, tie_cfg, int(self.seed)))
-            result.update(n=cfg.n_pairs, tie_n=tie_n)
+            result = {"n": cfg.n_pairs, "tie_n": tie_n}
+            for i, (stage, doing) in enumerate(RUN_STAGES):
+                self._stage.object = f"*{i + 1}/{len(RUN_STAGES)}: {doing}…*"
+                result[stage] = _run_stage(stage, stage_cfg[stage], int(self.seed))
+                self._progress.value = int(100 * (i + 1) / len(RUN_STAGES))
             self._result = result
-            self._progress.value = 100
         except (ValueError, RuntimeError) as e:  # never kill the server from a callback
-            self._alert.object, self._alert.visible = str(e), True
+            self._show_error(f"Run failed: {e}")
         finally:
             self._progress.visible = False
+            self._stage.object = ""
 
     @param.depends(*_MODEL, watch=True, on_init=True)
     def _update_alert(self) -> None:
@@ -453,7 +466,7 @@ class SpuriousDPOExplorer(ExplorerBase):
                 self._alert,
                 pn.Row(mean_bias, leakage, sizing_mode="stretch_width"),
                 pn.Row(deployment, ties, sizing_mode="stretch_width"),
-                self._progress,
+                self._progress, self._stage,
                 pn.panel(self.run_leakage_view, sizing_mode="stretch_width"),
                 pn.panel(self.run_irreducible_view, sizing_mode="stretch_width"),
                 pn.panel(self.run_ties_view, sizing_mode="stretch_width"),

@@ -66,3 +66,31 @@ def test_run_fits_at_small_n_and_fills_the_heavy_views():
     assert set(d["run_ties"].tie_fraction) == {0.0, 0.1, 0.2, 0.3, 0.5}
     for view in (e.run_leakage_view, e.run_irreducible_view, e.run_ties_view):
         assert isinstance(view(), hv.core.Dimensioned)
+
+
+def test_run_reports_each_stage_and_hides_the_progress_after(monkeypatch):
+    seen = []
+    real = dash._run_stage.__wrapped__
+
+    def spy(stage, cfg, seed):
+        seen.append((stage, e._progress.value, e._stage.object, e._progress.visible))
+        return real(stage, cfg, seed)
+
+    monkeypatch.setattr(dash, "_run_stage", spy)
+    e = dash.Explorer(log10_n_pairs=2.0, seeds=1)
+    e.param.trigger("run")
+    assert [s[0] for s in seen] == [s for s, _ in dash.RUN_STAGES]
+    assert [s[1] for s in seen] == [0, 33, 66] and all(s[3] for s in seen)
+    assert all(f"{i + 1}/3" in s[2] for i, s in enumerate(seen))
+    assert not e._progress.visible and e._stage.object == "" and e.error_message() == ""
+
+
+def test_a_failed_run_shows_a_message_and_keeps_the_server_alive(monkeypatch):
+    def fail(stage, cfg, seed):
+        raise RuntimeError("Newton did not converge")
+
+    monkeypatch.setattr(dash, "_run_stage", fail)
+    e = dash.Explorer(log10_n_pairs=2.0, seeds=1)
+    e.param.trigger("run")
+    assert "Run failed: Newton did not converge" in e.error_message()
+    assert not e._progress.visible and "run_ties" not in e.plot_data()
