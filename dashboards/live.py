@@ -195,9 +195,9 @@ def _set_range(rng, values: np.ndarray, padding: float) -> None:
 
 def _legend_key(layer) -> list:
     style = hv.Store.lookup_options("bokeh", layer, "style").kwargs
-    color = style.get("color", "black")
-    if not isinstance(color, str):  # a Cycle: HoloViews' first color
-        color = "#30a2da"
+    color = style.get("color")
+    if not isinstance(color, str):  # a Cycle would give the legend the wrong swatch
+        raise ValueError(f"LiveFigure: give the line layer {layer.label!r} an explicit color")
     return [layer.label, color, style.get("line_dash", "solid"), isinstance(layer, hv.Scatter)]
 
 

@@ -9,7 +9,8 @@ from icml26.dashboards import perf
 
 
 class ExplorerBase(pn.viewable.Viewer):
-    """What every paper's Explorer shares: the alert that explains invalid settings.
+    """What every paper's Explorer shares: the alert that explains invalid settings, and
+    the live figures of Explorers that define ``live_figures()``.
 
     ``_error()`` is the message for the current settings ('' when they are valid), by default
     what ``config()`` raises as ``ValueError``; an Explorer calls ``_show_error()`` from a
@@ -19,7 +20,18 @@ class ExplorerBase(pn.viewable.Viewer):
     def __init__(self, **params):
         if not hasattr(self, "_alert"):  # an Explorer may bring its own (another style)
             self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        self._rendered_live: list = []  # one LiveFigures per rendering (see live_panes)
         super().__init__(**params)
+
+    def live_panes(self) -> list[pn.Column]:
+        """Panes of the Explorer's ``live_figures()`` (``(view, layers)`` pairs), updated in
+        place as their parameters move (:class:`icml26.dashboards.live.LiveFigure`)."""
+        from icml26.dashboards.live import LiveFigures
+
+        figures = LiveFigures(self)
+        self._rendered_live.append(figures)
+        return [figures.add(view, layers, sizing_mode="stretch_width")
+                for view, layers in self.live_figures()]
 
     def _error(self) -> str:
         try:

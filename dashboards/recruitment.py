@@ -21,10 +21,12 @@ import torch
 
 from icml26 import recruitment as rec
 from icml26.dashboards import perf
+from icml26.dashboards.live import Line
 from icml26.dashboards.page import ExplorerBase, paper_page
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
+SURVIVAL_COLORS = ("#30a2da", "#fc4f30")  # tilted individuals theta = -h, +h
 
 
 @functools.lru_cache(maxsize=64)
@@ -163,20 +165,32 @@ class RecruitmentExplorer(ExplorerBase):
         return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
                                             responsive=True, min_height=300)
 
-    @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
-                   "heterogeneity", "discount", "pitfall")
+    # Live views: drawn once per document, then updated in place by a LiveFigure (each
+    # step writes only the new columns; see dashboards/live.py). ``*_layers`` give the same
+    # numbers layer by layer, or None while the settings are invalid.
+    _DP = ["budget", "rounds", "m0", "family", "mean_capacity", "k_max", "heterogeneity",
+           "discount", "pitfall"]
+    _SURVIVAL = ["family", "mean_capacity", "k_max", "heterogeneity"]
+    _VALUE_KEYS = ("dp", "uniform", "spend_all")
+
+    @param.depends(*_DP)
     def value_view(self) -> hv.Overlay:
         """Exact value of the DP policy and of two spend schedules vs budget (F2, exact)."""
         d = self.plot_data()  # invalid settings: empty curves, the alert says why
         curves = [hv.Curve((d["budget"], d[k]), "budget B", "expected recruits",
                            label=rec.POLICY_LABELS[k]).opts(color=POLICY_COLORS[k])
-                  for k in ("dp", "uniform", "spend_all")]
+                  for k in self._VALUE_KEYS]
         return hv.Overlay(curves).opts(
-            title=f"Exact value in the surrogate model (T={self.rounds}, m0={self.m0})",
+            title="Exact value in the surrogate model (rounds T, seeds m0 as set)",
             legend_position="top_left", responsive=True, min_height=300)
 
-    @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
-                   "heterogeneity", "discount", "pitfall")
+    def _value_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        return [Line(d["budget"], d[k]) for k in self._VALUE_KEYS]
+
+    @param.depends(*_DP)
     def spend_view(self) -> hv.Overlay:
         """Optimal first-round spend vs budget: below the diagonal, the DP saves coupons."""
         d = self.plot_data()
@@ -187,7 +201,13 @@ class RecruitmentExplorer(ExplorerBase):
         return (diag * spend).opts(title="Coupons spent in round 1", legend_position="top_left",
                                    responsive=True, min_height=300)
 
-    @param.depends("family", "mean_capacity", "k_max", "heterogeneity")
+    def _spend_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        return [Line(d["budget"], d["budget"]), Line(d["budget"], d["first_spend"])]
+
+    @param.depends(*_SURVIVAL)
     def survival_view(self) -> hv.Overlay:
         """Marginal survival P(C >= j): the population and two tilted individuals (F1)."""
         d = self.plot_data()
@@ -197,10 +217,27 @@ class RecruitmentExplorer(ExplorerBase):
         return hv.Overlay([
             hv.Curve((j, d["survival_population"]), "coupon j", "P(C >= j)",
                      label="population").opts(color="black"),
-            hv.Curve((j, lo), "coupon j", "P(C >= j)", label=f"theta = -{h:g}"),
-            hv.Curve((j, hi), "coupon j", "P(C >= j)", label=f"theta = +{h:g}"),
+            hv.Curve((j, lo), "coupon j", "P(C >= j)", label=f"theta = -{h:g}")
+            .opts(color=SURVIVAL_COLORS[0]),
+            hv.Curve((j, hi), "coupon j", "P(C >= j)", label=f"theta = +{h:g}")
+            .opts(color=SURVIVAL_COLORS[1]),
         ]).opts(title="Marginal survival probabilities", legend_position="top_right",
                 responsive=True, min_height=300)
+
+    def _survival_layers(self) -> list | None:
+        if self._error():
+            return None
+        d = self.plot_data()
+        j = np.arange(1, len(d["survival_population"]) + 1)
+        lo, hi = d["survival_tilted"]
+        h = self.heterogeneity
+        return [Line(j, d["survival_population"]), Line(j, lo, f"theta = -{h:g}"),
+                Line(j, hi, f"theta = +{h:g}")]
+
+    def live_figures(self) -> list[tuple]:
+        """``(view, layers)`` of each live figure, in page order (see ``LiveFigure``)."""
+        return [(self.value_view, self._value_layers), (self.spend_view, self._spend_layers),
+                (self.survival_view, self._survival_layers)]
 
     @param.depends("run")
     def mc_view(self) -> hv.Overlay | hv.Element:
@@ -254,20 +291,15 @@ class RecruitmentExplorer(ExplorerBase):
                         "name": "Run Monte Carlo"},
                 "policies": pn.widgets.CheckBoxGroup,
             })
-        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.value_view),
-                                        sizing_mode="stretch_width"),
-                      pn.pane.HoloViews(hv.DynamicMap(self.spend_view),
-                                        sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
+        value, spend, survival = self.live_panes()
+        live = pn.Row(value, spend, sizing_mode="stretch_width")
         heavy = pn.Row(pn.panel(self.mc_view, sizing_mode="stretch_width"),
                        pn.panel(self.misspec_view, sizing_mode="stretch_width"),
                        sizing_mode="stretch_width")
         return pn.Row(
             pn.Column(controls, width=320),
-            pn.Column(self._alert, live,
-                      pn.pane.HoloViews(hv.DynamicMap(self.survival_view),
-                                        sizing_mode="stretch_width"),
-                      self._progress, heavy, sizing_mode="stretch_width"),
+            pn.Column(self._alert, live, survival, self._progress, heavy,
+                      sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
 

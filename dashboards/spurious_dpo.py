@@ -23,7 +23,7 @@ import param
 
 from icml26 import spurious_dpo as sd
 from icml26.dashboards import perf
-from icml26.dashboards.live import Line, LiveFigures
+from icml26.dashboards.live import Line
 from icml26.dashboards.page import ExplorerBase, paper_page
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
@@ -258,7 +258,6 @@ class SpuriousDPOExplorer(ExplorerBase):
 
     def __init__(self, **params):
         self._result: dict | None = None
-        self._rendered_live: list[LiveFigures] = []  # one per rendering of __panel__
         self._config_memo: tuple | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
@@ -455,11 +454,8 @@ class SpuriousDPOExplorer(ExplorerBase):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run fits"}})
 
-        figures = LiveFigures(self)
-        self._rendered_live.append(figures)
-        mean_bias, leakage, deployment, ties = (
-            figures.add(view, layers, sizing_mode="stretch_width")
-            for view, layers in self.live_figures())
+        mean_bias, leakage, deployment, ties = self.live_panes()
+
         return pn.Row(
             pn.Column(controls, width=320),
             pn.Column(

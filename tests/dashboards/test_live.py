@@ -30,7 +30,7 @@ class Toy(param.Parameterized):
     def view(self) -> hv.Overlay:
         return hv.Overlay([
             hv.Curve((X, self.a * X), "x", "y", label=f"a = {self.a:g}").opts(color="red"),
-            hv.Curve((X, X**2), "x", "y", label="fixed").opts(line_dash="dashed"),
+            hv.Curve((X, X**2), "x", "y", label="fixed").opts(color="grey", line_dash="dashed"),
             hv.VLine(self.a)])
 
     def layers(self):
@@ -108,7 +108,7 @@ class TwoFigures(param.Parameterized):
 
     @param.depends("a")
     def view_a(self) -> hv.Overlay:
-        return hv.Overlay([hv.Curve((X, self.a * X), "x", "y", label="a x")])
+        return hv.Overlay([hv.Curve((X, self.a * X), "x", "y", label="a x").opts(color="red")])
 
     def layers_a(self):
         return None if self.broken else [live.Line(X, self.a * X)]
@@ -137,6 +137,14 @@ def test_invalid_settings_keep_the_last_figure_and_it_catches_up_afterwards():
     assert figure_a.stale
     two.broken = False  # a parameter figure A does not draw makes the settings valid again
     assert_same(shown(plot), drawn(two.view_a()))
+
+
+def test_a_line_without_an_explicit_color_is_an_error():
+    """The HTML legend needs each line's color; a HoloViews color cycle would be guessed."""
+    figure = live.LiveFigure(lambda: hv.Overlay([hv.Curve((X, X), label="no color")]),
+                             lambda: [live.Line(X, X)])
+    with pytest.raises(ValueError, match="explicit color"):
+        figure.panel()
 
 
 def test_layers_that_do_not_match_the_figure_are_an_error():
