@@ -110,6 +110,7 @@ class LiveFigure:
             doc = _document(plot)
             if current is None or doc is current or doc.session_context is None:
                 self._apply(plot, layers)
+                plot.push()  # a notebook's plot sends its changes over its comm (else no-op)
             else:  # another session's document: change it under that session's lock
                 doc.add_next_tick_callback(functools.partial(self._apply, plot, layers))
         return len(plots)

@@ -139,6 +139,33 @@ def test_invalid_settings_keep_the_last_figure_and_it_catches_up_afterwards():
     assert_same(shown(plot), drawn(two.view_a()))
 
 
+def test_in_a_notebook_a_step_is_sent_over_the_comm():
+    """Outside a server nobody else pushes direct Bokeh changes: the figure must."""
+    pyviz_comms = pytest.importorskip("pyviz_comms")
+    sent = []
+
+    class RecordingComm(pyviz_comms.Comm):
+        def init(self):
+            self._comm = True  # "open", so Panel sends instead of rescheduling
+
+        def send(self, data=None, metadata=None, buffers=None):
+            sent.append(str(data))
+
+        def close(self):
+            pass
+
+    hv.extension("bokeh")
+    toy = Toy()
+    doc, comm = Document(), RecordingComm()
+    comm.init()
+    root = live.LiveFigures(toy).add(toy.view, toy.layers).get_root(doc, comm)
+    if root.document is None:
+        doc.add_root(root)
+    sent.clear()
+    toy.a = 4.0
+    assert any("PATCH-DOC" in m for m in sent) and any("ColumnDataChanged" in m for m in sent)
+
+
 def test_a_line_without_an_explicit_color_is_an_error():
     """The HTML legend needs each line's color; a HoloViews color cycle would be guessed."""
     figure = live.LiveFigure(lambda: hv.Overlay([hv.Curve((X, X), label="no color")]),
