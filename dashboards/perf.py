@@ -1,4 +1,5 @@
-"""Server-side cost of a live update: two fixes for what profiling found (py-spy).
+"""Cost of a live update: three fixes for what profiling found (py-spy on the server,
+the DevTools CPU profile in Chromium).
 
 1. Skip Bokeh's full model-graph walk when a frozen update changed no references.
 
