@@ -42,7 +42,7 @@ _MAX_ANALYSES = 8
 
 def analyse_student(teacher: str, width: int, depth: int, n_train: int, seed: int) -> dict:
     """Train (or load) one student and collect what every live view needs (kept in memory
-    for the last few students; the trained weights are also on disk via icml26.cache)."""
+    for the last few students; the trained weights are also on disk via icml26.common.cached)."""
     key = (teacher, width, depth, n_train, seed)
     if key not in _ANALYSES:
         model, data, info = tpv.train_student(teacher, width, depth, n_train, seed,

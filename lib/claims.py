@@ -12,6 +12,7 @@ import json
 import math
 import operator
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
@@ -59,6 +60,43 @@ def failed(paper: str, names_statements: Iterable[tuple[str, str, str, float, bo
     """Claims for a computation that could not run: NaN measured, so none holds."""
     return [Claim(paper, n, s, math.nan, op, thr, exp, note=f"computation failed: {reason}")
             for n, s, op, thr, exp in names_statements]
+
+
+class ClaimTable:
+    """Builds one paper's claims from its spec rows.
+
+    ``specs`` maps a claim name to ``(statement, op, threshold, expected)``: the paper's
+    statement and target, written once beside the paper's code. ``add`` records a measurement
+    against its row; ``fail`` records NaN claims (so none holds) for a computation that raised,
+    naming the error; ``guard`` does that around a block, so one failed experiment never hides
+    the other claims.
+    """
+
+    def __init__(self, paper: str, specs: dict[str, tuple[str, str, float, bool]]):
+        self.paper, self.specs, self.claims = paper, specs, []
+
+    def add(self, name: str, measured: float, note: str = "", *, statement: str | None = None,
+            expected: bool | None = None) -> Claim:
+        """Record ``measured`` for the row ``name``; ``statement`` / ``expected`` override the
+        row where the text depends on the config (e.g. the budget it was measured at)."""
+        row_statement, op, threshold, row_expected = self.specs[name]
+        claim = Claim(self.paper, name, row_statement if statement is None else statement,
+                      measured, op, threshold,
+                      row_expected if expected is None else expected, note)
+        self.claims.append(claim)
+        return claim
+
+    def fail(self, names: Iterable[str], reason: str) -> None:
+        """NaN claims for ``names`` (none holds), with the reason in their note."""
+        self.claims.extend(failed(self.paper, [(n, *self.specs[n]) for n in names], reason))
+
+    @contextmanager
+    def guard(self, names: Iterable[str]):
+        """Run a block; if it raises, record ``names`` as failed with the error text."""
+        try:
+            yield
+        except Exception as err:  # noqa: BLE001 - reported in the claims, never hidden
+            self.fail(names, f"{type(err).__name__}: {err}")
 
 
 def unexpected_failures(claims: Sequence[Claim]) -> list[Claim]:

@@ -48,8 +48,8 @@ from pathlib import Path
 
 import torch
 
-from icml26.cache import cache_path, cached
 from icml26.claims import Claim, failed
+from icml26.common import cache_path, cached
 from icml26.function_vectors_analysis import (  # noqa: F401 - re-exported for users
     CORRUPTIONS,
     DECOMPOSITIONS,

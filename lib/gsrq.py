@@ -54,8 +54,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from icml26.cache import cached
 from icml26.claims import Claim, failed
+from icml26.common import cached
 from icml26.kernels.gain_shape_assign import centroid_sums, gain_shape_assign
 
 PAPER = "gsrq"

@@ -220,7 +220,7 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
 def experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                progress: Callable[[str, float], None] | None = None) -> dict:
     """:func:`run_experiment` through the on-disk cache (``ICML26_CACHE``)."""
-    from icml26.cache import cached
+    from icml26.common import cached
 
     return cached(PAPER, "experiment", cfg, seed, CACHE_VERSION,
                   lambda: run_experiment(cfg, seed, progress))

@@ -21,7 +21,7 @@ To keep CPU cost down, all (variant, data size) models of one seed train togethe
 *ensemble*: every parameter has a leading member axis ``E`` and each member sees batches from its
 own nested training subset; the loss is the sum of the members' losses, so gradients (and the
 element-wise AdamW updates) never mix between members.  One seed's ensemble is cached with
-:func:`icml26.cache.cached`; the figure averages seeds ``seed, seed+1, ...`` (mean ± SE).
+:func:`icml26.common.cached`; the figure averages seeds ``seed, seed+1, ...`` (mean ± SE).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml26.cache import cache_path, cached, config_hash
 from icml26.claims import Claim
+from icml26.common import cache_path, cached, config_hash
 from icml26.kernels.scaled_rope import scaled_rope
 from icml26.place_fields import DECAYS, F4_CLAIM, PAPER, hipe_scale, rope_frequencies
 

@@ -63,8 +63,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from icml26.cache import cached
 from icml26.claims import Claim, failed
+from icml26.common import cached
 from icml26.kernels.bellman_interp import (
     PAR_FIELDS,
     Actions,

@@ -139,7 +139,7 @@ def _frame(rows: list[dict]):
 def _maybe_cached(key: str, cfg: SpuriousConfig, seed: int, use_cache: bool, compute):
     if not use_cache:
         return compute()
-    from icml26.cache import cached
+    from icml26.common import cached
 
     return cached(PAPER, key, cfg, seed, CACHE_VERSION, compute)
 

@@ -256,7 +256,7 @@ def config_for(scale: str) -> TPVConfig:
 
 
 def _cached(key: str, config, seed: int, compute):
-    from icml26.cache import cached
+    from icml26.common import cached
 
     return cached(PAPER, key, config, seed, CACHE_VERSION, compute)
 

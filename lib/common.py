@@ -1,0 +1,98 @@
+"""What every paper's library shares: argument checks, scale presets, seeded generators and
+the on-disk cache of trained models, DP tables and sweeps.
+
+The cache folder comes from ``ICML26_CACHE`` (default ``~/.cache/icml26``), never
+site-packages. Entries are keyed by paper, a per-paper cache version, a hash of the config and
+the seed, so changing any of them recomputes. Values are stored with ``torch.save``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+C = TypeVar("C")
+
+
+# --------------------------------------------------------------------------- arguments
+def check_int(name: str, value, low: int, high: int | None = None) -> None:
+    """Raise ``ValueError`` unless ``value`` is an integer (not a bool) in ``[low, high]``."""
+    ok = not isinstance(value, bool)
+    try:
+        ok = ok and int(value) == value
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {rng}, got {value!r}")
+
+
+def check_choice(name: str, value, choices) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def config_for(scales: Mapping[str, C], scale: str) -> C:
+    """The preset of ``scales`` named ``scale`` ("quick" | "paper"), or a clear ValueError."""
+    if scale not in scales:
+        raise ValueError(f"scale must be one of {sorted(scales)}, got {scale!r}")
+    return scales[scale]
+
+
+def generator(seed: int):
+    """A CPU ``torch.Generator`` seeded with ``seed`` (every random draw of a claim comes
+    from one of these, so the same seed gives the same values)."""
+    import torch
+
+    return torch.Generator().manual_seed(int(seed))
+
+
+# --------------------------------------------------------------------------- cache
+def cache_dir() -> Path:
+    root = Path(os.environ.get("ICML26_CACHE", Path.home() / ".cache" / "icml26"))
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def config_hash(config: Any) -> str:
+    """Stable short hash of a dataclass / dict / scalar config."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        config = dataclasses.asdict(config)
+    blob = json.dumps(config, sort_keys=True, default=repr).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def cache_path(paper: str, key: str, config: Any, seed: int, version: int) -> Path:
+    return cache_dir() / paper / f"v{version}" / f"{key}-{config_hash(config)}-s{seed}.pt"
+
+
+def cached(paper: str, key: str, config: Any, seed: int, version: int,
+           compute: Callable[[], T]) -> T:
+    """Return the cached value for (paper, key, config, seed, version), computing it once.
+
+    Writes go through a temporary file and an atomic rename, so concurrent test workers and
+    notebooks never read a half-written entry.
+    """
+    import torch
+
+    path = cache_path(paper, key, config, seed, version)
+    if path.exists():
+        try:
+            return torch.load(path, weights_only=False)
+        except Exception:  # a corrupt entry is recomputed, not fatal
+            path.unlink(missing_ok=True)
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    torch.save(value, tmp)
+    os.replace(tmp, path)
+    return value
