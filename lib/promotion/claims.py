@@ -1,0 +1,182 @@
+"""The paper's claims: one spec row per claim, measured from the cached figure data."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from icml26.claims import Claim, ClaimTable
+from icml26.common import cached
+from icml26.promotion.figures import (
+    figure_greedy_data,
+    figure_height_data,
+    figure_phase_data,
+    figure_sensitivity_data,
+    figure_trajectories_data,
+    spearman,
+)
+from icml26.promotion.model import PAPER
+from icml26.promotion.studies import StudyConfig, config_for
+
+CLAIM_SPECS = {  # name -> (statement, op, threshold, expected)
+    "phase_boundary": ("The optimal first action is honest iff c-/c+ > 1 - beta*gamma (>= 95% "
+                       "of cells more than one grid step from the line)", ">=", 0.95, True),
+    "myopic_games": ("Without farsightedness or retention (beta*gamma = 0) every cell games",
+                     ">=", 1.0, True),
+    "steady_state_climbs": ("Under mu_l = delta l/(1-gamma) the agent reaches the top level "
+                            "within 2(L-1) periods", "<=", 14.0, True),
+    "steady_state_honest": ("Under the steady-state ladder the climb is purely honest "
+                            "(total gaming <= 1e-6)", "<=", 1e-6, True),
+    "steady_state_no_maintenance": ("At the top of the steady-state ladder no maintenance is "
+                                    "needed (mean effort <= 1e-3, skill >= mu_{L-1} - 1e-6)",
+                                    "<=", 1.0, True),
+    "no_legup_maintenance": ("Without leg-up (delta = 0) holding the top costs (1-gamma) "
+                             "mu_{L-1} per period (within 10%)", "<=", 0.10, True),
+    "arbitrary_height": ("Any target skill M is reached honestly with L = ceil((1-gamma)M/"
+                         "delta) + 1 levels (M in targets; failing targets)", "<=", 0.0, True),
+    "retention_helps": ("The highest honestly held level is non-decreasing in gamma "
+                        "(Spearman >= 0.9)", ">=", 0.9, True),
+    "retention_first_gaming": ("The highest level reached before any gaming is non-decreasing "
+                               "in gamma (Spearman >= 0.9)", ">=", 0.9, False),
+    "legup_sensitivity": ("The highest honestly held level vs delta (reported: the paper "
+                          "calls the leg-up's role nuanced)", ">=", 0.9, False),
+    "greedy_above_steady": ("A greedy principal's thresholds are >= the steady-state ones "
+                            "(optional F5; min difference)", ">=", 0.0, True),
+}
+
+PARTS = ("phase", "trajectories", "height", "sensitivity", "greedy")
+CACHE_VERSION = 1
+
+
+def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
+    return claims_for(config_for(scale), seed)
+
+
+def cached_figure(name: str, study: StudyConfig, seed: int | None, impl: str = "auto"):
+    """A figure's data through the on-disk cache (keyed by the study, seed and version)."""
+    compute = {"phase": lambda: figure_phase_data(study.phase, seed, impl),
+               "trajectories": lambda: figure_trajectories_data(study, seed, impl),
+               "height": lambda: figure_height_data(study, seed, impl),
+               "sensitivity": lambda: figure_sensitivity_data(study, seed, impl),
+               "greedy": lambda: figure_greedy_data(study.base, study.greedy, impl)}[name]
+    key_config = {"phase": study.phase, "greedy": (study.base, study.greedy)}.get(name, study)
+    seed = None if name == "greedy" else seed  # the greedy design draws nothing
+    return cached(PAPER, name, key_config, -1 if seed is None else seed, CACHE_VERSION,
+                  compute)
+
+
+def _phase(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
+    f1 = cached_figure("phase", study, seed, impl)
+    ph = study.phase
+    table.add("phase_boundary", f1["agreement"],
+              f"{f1['n_far']} cells farther than one grid step from the line, L = 2, R = (0, "
+              f"{ph.reward:g}), mu_1 = {ph.threshold:g}, beta = {ph.beta:g}, "
+              f"{ph.n_ratio}x{ph.n_discount} grid with seeded jitter; spec prototype 20/20")
+    table.add("myopic_games", f1["myopic_gaming"],
+              f"share gaming among the {f1['n_myopic']} cells with beta*gamma = 0 (gamma = 0, "
+              f"and beta = 0 with gamma = {ph.myopic_gamma:g})")
+
+
+def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
+    f2 = cached_figure("trajectories", study, seed, impl)
+    s, c = f2["summary"]["steady"], f2["summary"]["no_legup"]
+    base = study.base
+    table.add("steady_state_climbs", s["arrival"],
+              f"arrival period at level L = {base.levels} (x0 = {f2['x0']:.3f}); spec "
+              "prototype one level per period")
+    table.add("steady_state_honest", s["total_a_minus"],
+              f"total gaming over {base.horizon} periods with exact-gap actions; total honest "
+              f"effort {s['total_a_plus']:.4f} (spec ~3.5)")
+    shortfall = max(0.0, s["mu_top"] - s["min_skill_after"])
+    worst = max(s["mean_a_plus_after"] / 1e-3, shortfall / 1e-6)
+    table.add("steady_state_no_maintenance", worst if s["stays_top"] else math.inf,
+              f"max(mean effort after arrival / 1e-3, skill shortfall below mu_{{L-1}} / 1e-6): "
+              f"mean effort {s['mean_a_plus_after']:.2e}, min skill - mu_{{L-1}} = "
+              f"{s['min_skill_after'] - s['mu_top']:.2e}; stays at the top: {s['stays_top']}")
+    target = c["maintenance_no_legup"]
+    rel = abs(c["mean_a_plus_after"] - target) / target if c["stays_top"] else math.inf
+    table.add("no_legup_maintenance", rel,
+              f"mean effort at the top {c['mean_a_plus_after']:.4f} vs (1-gamma) mu_{{L-1}} = "
+              f"{target:.4f}; total effort {c['total_a_plus']:.2f} over {base.horizon} periods "
+              f"(steady state: {s['total_a_plus']:.2f})")
+
+
+def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
+    f3 = cached_figure("height", study, seed, impl)
+    ok = ((f3["final_level"] == f3["levels"]) & (f3["final_skill"] >= f3["target"] - 1e-6)
+          & (f3["total_a_minus"] <= 1e-6))
+    detail = "; ".join(f"M={r.target:g}: L={r.levels}, level {r.final_level}, skill "
+                       f"{r.final_skill:.4f}, gaming {r.total_a_minus:.1e}"
+                       for r in f3.itertuples())
+    table.add("arbitrary_height", float((~ok).sum()), f"targets failing any of final level = L, "
+              f"final skill >= M - 1e-6, gaming <= 1e-6: {detail}")
+
+
+def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
+    f4 = cached_figure("sensitivity", study, seed, impl)
+    gam, dlt = f4["gamma"], f4["delta"]
+    drops = int((np.diff(gam["honest_level"]) < 0).sum())
+    table.add("retention_helps", spearman(gam["gamma"], gam["honest_level"]),
+              f"honest level = final level counted only as far as true skill clears its stay "
+              f"threshold; fixed ladder mu_l = {f4['thresholds'][0]:g} l, {study.sens_levels} "
+              f"levels, delta = {f4['fixed_delta']:g}, {len(gam)} gammas in "
+              f"[{gam['gamma'].min():g}, {gam['gamma'].max():g}]; levels "
+              f"{gam['honest_level'].tolist()}; {drops} decreases")
+    table.add("retention_first_gaming", spearman(gam["gamma"], gam["level_before_gaming"]),
+              f"levels {gam['level_before_gaming'].tolist()}: at high gamma a shallow fixed "
+              "ladder lets skill outgrow the thresholds, so the agent games the small transient "
+              "gaps that its growing skill would close anyway; reported, not binding")
+    table.add("legup_sensitivity", spearman(dlt["delta"], dlt["honest_level"]),
+              f"levels {dlt['honest_level'].tolist()}, total gaming "
+              f"{np.round(dlt['total_gaming'].to_numpy(), 2).tolist()} for delta in "
+              f"[{dlt['delta'].min():g}, {dlt['delta'].max():g}] at gamma = "
+              f"{f4['fixed_gamma']:g}: leg-up raises the held level but invites transient "
+              "gaming; reported only")
+
+
+def _greedy(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
+    f5 = cached_figure("greedy", study, None, impl)
+    n_want = study.greedy.levels - 1
+    diff = (f5["greedy"] - f5["steady_state"]).min() if len(f5) == n_want else -math.inf
+    table.add("greedy_above_steady", float(diff),
+              f"{len(f5)}/{n_want} thresholds found; greedy "
+              f"{np.round(f5['greedy'].to_numpy(), 3).tolist()} vs steady state "
+              f"{np.round(f5['steady_state'].to_numpy(), 3).tolist()} ({study.greedy.levels} "
+              "levels, truncated-ladder search, base agent)")
+
+
+PART_CLAIMS = {  # part -> (the claims it measures, the function that adds them)
+    "phase": (("phase_boundary", "myopic_games"), _phase),
+    "trajectories": (("steady_state_climbs", "steady_state_honest",
+                      "steady_state_no_maintenance", "no_legup_maintenance"), _trajectories),
+    "height": (("arbitrary_height",), _height),
+    "sensitivity": (("retention_helps", "retention_first_gaming", "legup_sensitivity"),
+                    _sensitivity),
+    "greedy": (("greedy_above_steady",), _greedy),
+}
+
+
+def claims_for(study: StudyConfig, seed: int = 0, impl: str = "auto",
+               parts: Sequence[str] = PARTS) -> list[Claim]:
+    """The claims for an explicit study (the mutation tests switch the pitfalls on).
+
+    ``parts`` picks which figures to compute (all by default); each figure's data is cached.
+    A part whose computation raises (a solver that did not converge, a bad input) yields its
+    claims as failed (NaN) with the error in the note.
+    """
+    bad = set(parts) - set(PARTS)
+    if bad:
+        raise ValueError(f"parts must be among {PARTS}, got {sorted(bad)}")
+    statement, op, _, expected = CLAIM_SPECS["steady_state_climbs"]
+    specs = {**CLAIM_SPECS,  # the arrival budget 2(L-1) follows the study's ladder
+             "steady_state_climbs": (statement, op, 2.0 * (study.base.levels - 1), expected)}
+    table = ClaimTable(PAPER, specs)
+    for part in PARTS:
+        if part in parts:
+            names, measure = PART_CLAIMS[part]
+            with table.guard(names):
+                measure(table, study, seed, impl)
+    return table.claims
