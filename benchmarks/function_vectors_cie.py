@@ -24,7 +24,6 @@ from pathlib import Path
 import torch
 
 from icml26 import function_vectors as fv
-from icml26 import function_vectors_model as fm
 
 
 def main() -> None:
@@ -35,10 +34,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     cfg = fv.config_for("quick")
     blob = fv.shipped_blob()
-    model = fm.model_from_state(blob) if blob is not None else fm.FVTransformer().eval()
+    model = fv.model_from_state(blob) if blob is not None else fv.FVTransformer().eval()
     a = fv.fv_analysis(model, cfg, 0)
     g = torch.Generator().manual_seed(17)
-    prompts = fm.make_prompts(fm.tasks_for(cfg.cie_prompts * fm.N_TASKS), fm.MAX_SHOTS, g,
+    prompts = fv.make_prompts(fv.tasks_for(cfg.cie_prompts * fv.N_TASKS), fv.MAX_SHOTS, g,
                               shuffle=True)
     rows = []
     for mode in ("looped", "batched", "prefix"):

@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import function_vectors as fv
-from icml26 import function_vectors_model as fm
+from icml26.function_vectors import model as fm
+from icml26.function_vectors import prompts as fp
+from icml26.function_vectors import training as ft
 
 N_LAYERS, N_HEADS = 3, 4
 
@@ -39,7 +41,7 @@ def model():
 @pytest.fixture
 def prompts():
     g = torch.Generator().manual_seed(1)
-    return fm.make_prompts(fm.tasks_for(24, g), 6, g, p_uninformative=0.4)
+    return fp.make_prompts(fp.tasks_for(24, g), 6, g, p_uninformative=0.4)
 
 
 def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -48,33 +50,33 @@ def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
 
 # --------------------------------------------------------------------------- tasks, prompts
 def test_tasks_are_shifts_with_fixed_points():
-    x = torch.tensor([[0, 5, 15, fm.Z_TOKENS[0], fm.Z_TOKENS[1]]])
-    assert fm.apply_task(torch.tensor([3]), x).tolist() == [[3, 8, 2, 16, 17]]
+    x = torch.tensor([[0, 5, 15, fp.Z_TOKENS[0], fp.Z_TOKENS[1]]])
+    assert fp.apply_task(torch.tensor([3]), x).tolist() == [[3, 8, 2, 16, 17]]
 
 
 @given(st.integers(1, 8), st.integers(0, 6), st.floats(0, 1), st.integers(0, 2**31 - 1))
 @settings(max_examples=40, deadline=None)
 def test_prompt_structure(task, n, p_unf, seed):
     g = torch.Generator().manual_seed(seed)
-    p = fm.make_prompts(torch.full((5,), task), n, g, p_unf)
-    assert p.tokens.shape == (5, fm.N_CTX)
-    assert (p.present.sum(1) == n).all() and (p.present[:, fm.MAX_SHOTS - n:]).all()
+    p = fp.make_prompts(torch.full((5,), task), n, g, p_unf)
+    assert p.tokens.shape == (5, fp.N_CTX)
+    assert (p.present.sum(1) == n).all() and (p.present[:, fp.MAX_SHOTS - n:]).all()
     assert (p.target == (p.query + task) % 16).all()
-    assert (p.tokens[:, -1] == fm.ARROW).all() and (p.tokens[:, -2] == p.query).all()
-    inf = p.kinds == fm.KIND_INFORMATIVE
+    assert (p.tokens[:, -1] == fp.ARROW).all() and (p.tokens[:, -2] == p.query).all()
+    inf = p.kinds == fp.KIND_INFORMATIVE
     assert (p.ys[inf] == (p.xs[inf] + task) % 16).all()
     assert (p.xs[inf] != p.query[:, None].expand_as(p.xs)[inf]).all()  # never copied
-    unf = p.kinds == fm.KIND_UNINFORMATIVE
+    unf = p.kinds == fp.KIND_UNINFORMATIVE
     assert (p.xs[unf] >= 16).all() and (p.ys[unf] == p.xs[unf]).all()
-    assert (p.tokens[:, : 3 * fm.MAX_SHOTS][~p.present.repeat_interleave(3, 1)] == fm.PAD).all()
+    assert (p.tokens[:, : 3 * fp.MAX_SHOTS][~p.present.repeat_interleave(3, 1)] == fp.PAD).all()
 
 
 @given(st.integers(0, 2**31 - 1), st.integers(1, 6))
 @settings(max_examples=30, deadline=None)
 def test_shuffle_permutes_outputs_within_prompt(seed, n):
     g = torch.Generator().manual_seed(seed)
-    p = fm.make_prompts(fm.tasks_for(6, g), n, g)
-    s = fm.shuffle_labels(p, g)
+    p = fp.make_prompts(fp.tasks_for(6, g), n, g)
+    s = fp.shuffle_labels(p, g)
     assert torch.equal(s.xs, p.xs) and torch.equal(s.target, p.target)
     for i in range(len(p)):
         assert sorted(s.ys[i].tolist()) == sorted(p.ys[i].tolist())
@@ -83,11 +85,11 @@ def test_shuffle_permutes_outputs_within_prompt(seed, n):
 def test_bad_prompt_inputs_raise():
     g = torch.Generator().manual_seed(0)
     with pytest.raises(ValueError, match="0..6"):
-        fm.make_prompts(torch.tensor([1]), 7, g)
+        fp.make_prompts(torch.tensor([1]), 7, g)
     with pytest.raises(ValueError, match="1..8"):
-        fm.make_prompts(torch.tensor([9]), 2, g)
+        fp.make_prompts(torch.tensor([9]), 2, g)
     with pytest.raises(ValueError, match="1..8"):
-        fm.make_prompts(torch.tensor([0]), 2, g)
+        fp.make_prompts(torch.tensor([0]), 2, g)
     with pytest.raises(ValueError, match="at most 20"):
         fm.FVTransformer()(torch.zeros(1, 23, dtype=torch.long))
 
@@ -100,7 +102,7 @@ def test_compacted_prompts_compute_the_same_outputs(model, prompts):
         assert rel_err(fv.run(model, sub), model(sub.tokens)) < 1e-5
     assert rel_err(fv.run(model, prompts), full) < 1e-5
     one = prompts.with_slots(torch.arange(6) == 2)  # slot 2 alone, positions kept
-    assert fm.compact(one)[1][0].tolist() == [6, 7, 8, 18, 19]
+    assert fp.compact(one)[1][0].tolist() == [6, 7, 8, 18, 19]
     assert rel_err(fv.run(model, one), model(one.tokens)) < 1e-5
 
 
@@ -110,16 +112,16 @@ def test_training_forward_in_groups_equals_the_full_forward(positions):
     m = sharp_model(positions)
     g = torch.Generator().manual_seed(3)
     n = torch.randint(0, 7, (48,), generator=g)
-    p = fm.make_prompts(fm.tasks_for(48, g), n, g, 0.3, slots="random")
-    last, src = fm._grouped_forward(m, p, n, 1, include_zero_shot=True)
+    p = fp.make_prompts(fp.tasks_for(48, g), n, g, 0.3, slots="random")
+    last, src = ft.grouped_forward(m, p, n, 1, include_zero_shot=True)
     x = m.embed_tokens(p.tokens)
-    allowed = fm.attention_mask(p.tokens)
+    allowed = fp.attention_mask(p.tokens)
     for layer, block in enumerate(m.blocks):
         x = block(x, allowed, layer)
         if layer == 1:
             mid = x[:, -1]
     assert rel_err(last, x[:, -1]) < 1e-5 and rel_err(src, mid) < 1e-5
-    last1, _ = fm._grouped_forward(m, p, n, 1, include_zero_shot=False)
+    last1, _ = ft.grouped_forward(m, p, n, 1, include_zero_shot=False)
     assert (last1[n == 0] == 0).all() and rel_err(last1[n > 0], x[n > 0, -1]) < 1e-5
 
 
@@ -129,7 +131,7 @@ def test_packed_positions_delete_absent_slots(prompts):
     packed = sharp_model("packed")
     sub = prompts.with_slots(torch.arange(6) != 2)
     order = torch.tensor([2, 0, 1, 3, 4, 5])  # the empty slot first, the rest in order
-    contiguous = fm._assemble(sub.xs[:, order], sub.ys[:, order], sub.kinds[:, order],
+    contiguous = fp.assemble(sub.xs[:, order], sub.ys[:, order], sub.kinds[:, order],
                               sub.task, sub.query)
     assert rel_err(packed(contiguous.tokens), packed(sub.tokens)) < 1e-5
     assert rel_err(fv.run(packed, sub), packed(sub.tokens)) < 1e-5
@@ -160,7 +162,7 @@ def test_block_decomposition_identity_is_exact(model, prompts, layer, head):
     parts = fv.block_decomposition(model, prompts, layer, head)  # [B, S+1, D]
     _, rec = model(prompts.tokens, record=True)
     direct = rec.z[layer][:, -1, head] @ model.blocks[layer].w_o()[head]
-    assert parts.shape == (len(prompts), fm.MAX_SHOTS + 1, 64)
+    assert parts.shape == (len(prompts), fp.MAX_SHOTS + 1, 64)
     assert rel_err(parts.sum(1), direct) <= 1e-5
     absent = ~prompts.present
     assert parts[:, :-1][absent].abs().max() == 0  # masked blocks contribute exactly nothing
@@ -178,7 +180,7 @@ def test_attention_override(model, prompts):
 
 def test_cie_batched_matches_looped(model):
     g = torch.Generator().manual_seed(2)
-    p = fm.make_prompts(fm.tasks_for(16, g), 6, g, shuffle=True)
+    p = fp.make_prompts(fp.tasks_for(16, g), 6, g, shuffle=True)
     means = torch.randn(8, N_LAYERS, N_HEADS, 16, generator=g)
     looped = fv.causal_indirect_effect(model, means, p, mode="looped")
     for mode in ("prefix", "batched"):
@@ -309,9 +311,9 @@ def test_live_data_is_finite(model):
 
 
 def test_training_is_deterministic():
-    tc = fm.TrainConfig(steps=3, batch=8, eval_every=3)
-    a = fm.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
-    b = fm.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
+    tc = ft.TrainConfig(steps=3, batch=8, eval_every=3)
+    a = ft.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
+    b = ft.train_model(fm.ModelConfig(), tc, seed=4, progress=False)
     for k in a["state"]:
         assert torch.equal(a["state"][k], b["state"][k]), k
 
