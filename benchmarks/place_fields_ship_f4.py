@@ -17,17 +17,18 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from icml26 import place_fields_lm as lm
+from icml26 import place_fields as pf
+from icml26.place_fields import lm
 
 
 def main() -> None:
-    cfg = lm.LMConfig()
+    cfg = pf.LMConfig()
     seeds = lm.SHIPPED_SEEDS
     runs = {s: lm.seed_results(cfg, s, progress=True) for s in seeds}
     bayes = {}
     for s in seeds:
-        data = lm.task_data(cfg, s)
-        bayes[s] = lm.bayes_loss(cfg, data["val"], data["table"])
+        data = pf.task_data(cfg, s)
+        bayes[s] = pf.bayes_loss(cfg, data["val"], data["table"])
     blob = {
         "note": "validation losses of the quick-scale toy LM of place_fields (F4); written by "
                 "benchmarks/place_fields_ship_f4.py",

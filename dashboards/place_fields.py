@@ -25,8 +25,8 @@ import param
 import torch
 
 from icml26 import place_fields as pf
-from icml26 import place_fields_lm as lm
 from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.place_fields import lm
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
 VARIANT_COLORS = {"rope": "#7f7f7f", "hipe_single": "#ff7f0e", "hipe_multi": "#1f77b4"}

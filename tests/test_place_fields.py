@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import place_fields as pf
-from icml26 import place_fields_lm as lm
 from icml26.kernels.scaled_rope import scaled_rope
+from icml26.place_fields import lm
 
 GRID = pf.GridConfig()
 HIPE = pf.HipeConfig()
@@ -220,8 +220,8 @@ def test_figure_3_shapes():
     lambda: pf.figure_tradeoff_data(pf.RegressionConfig(sigmas=(-0.01, 0.1))),
     lambda: pf.config_for("huge"),
     lambda: pf.claims_for(pf.PlaceFieldsConfig(), parts=("f9",)),
-    lambda: lm.LMConfig(n_heads=0).validate(),
-    lambda: lm.LMConfig(windows=(40,)).validate(),
+    lambda: pf.LMConfig(n_heads=0).validate(),
+    lambda: pf.LMConfig(windows=(40,)).validate(),
 ], ids=["negative_sigma", "zero_modules", "ratio_one", "ratio_below_one", "unknown_decay",
         "no_sigmas", "empty_head_sigmas", "negative_head_sigma", "odd_head_dim", "base_one",
         "zero_ridge", "negative_regression_sigma", "unknown_scale", "unknown_part",
@@ -232,7 +232,7 @@ def test_bad_input_raises_value_error(bad):
 
 
 # ------------------------------------------------------------------ the toy LM (F4)
-TINY = dataclasses.replace(lm.LMConfig(), vocab=8, seq_len=12, d_model=8, n_heads=2,
+TINY = dataclasses.replace(pf.LMConfig(), vocab=8, seq_len=12, d_model=8, n_heads=2,
                            head_dim=4, windows=(1, 3), sizes=(8, 32), steps=3, batch=4,
                            n_val=16, warmup=1)
 
@@ -241,30 +241,30 @@ def test_task_copies_through_the_table_at_the_drawn_lag():
     cfg = dataclasses.replace(TINY, noise=0.0, windows=(1,))
     g = torch.Generator().manual_seed(0)
     table = torch.randperm(cfg.vocab, generator=g)
-    x = lm.make_task(cfg, 50, g, table)
+    x = pf.make_task(cfg, 50, g, table)
     assert (x[:, 1:] == table[x[:, :-1]]).all()
     assert x.min() >= 0 and x.max() < cfg.vocab
 
 
 def test_lag_prior_is_a_distribution_of_windows():
-    p = lm.lag_prior(lm.LMConfig())
+    p = pf.lag_prior(pf.LMConfig())
     assert abs(float(p.sum()) - 1) < 1e-12 and p[0] == 0
     assert abs(float(p[1]) - (1 / 3 + 1 / 12 + 1 / 48)) < 1e-12
 
 
 def test_bayes_loss_is_below_uniform_and_reached_by_nothing_better():
-    cfg = lm.LMConfig()
-    data = lm.task_data(dataclasses.replace(cfg, sizes=(4,), n_val=64), 0)
-    bayes = lm.bayes_loss(cfg, data["val"], data["table"])
+    cfg = pf.LMConfig()
+    data = pf.task_data(dataclasses.replace(cfg, sizes=(4,), n_val=64), 0)
+    bayes = pf.bayes_loss(cfg, data["val"], data["table"])
     assert 1.5 < bayes < math.log(cfg.vocab)
-    wrong = lm.bayes_loss(cfg, data["val"], torch.roll(data["table"], 1))
+    wrong = pf.bayes_loss(cfg, data["val"], torch.roll(data["table"], 1))
     assert wrong > bayes
 
 
 def test_members_train_independently():
     """The loss of member 0 has no gradient on member 1's parameters."""
     scale = torch.stack([TINY.scale("rope"), TINY.scale("hipe_multi")])
-    model = lm.HipeTransformer(TINY, scale, torch.Generator().manual_seed(0), impl="torch")
+    model = pf.HipeTransformer(TINY, scale, torch.Generator().manual_seed(0), impl="torch")
     x = torch.randint(TINY.vocab, (2, 3, TINY.seq_len))
     loss = model.member_loss(x)
     assert loss.shape == (2,)
@@ -282,7 +282,7 @@ def test_paper_scale_is_the_spec_model():
 
 
 def test_hipe_multi_sigmas_are_geometric():
-    cfg = lm.LMConfig()
+    cfg = pf.LMConfig()
     sig = cfg.head_sigmas("hipe_multi")
     assert sig[0] == cfg.sigma_min and abs(sig[-1] - cfg.sigma_max) < 1e-9
     assert np.allclose(np.diff(np.log(sig)), np.log(sig[1] / sig[0]))
@@ -298,7 +298,7 @@ def test_training_is_seeded_and_cached(tmp_path, monkeypatch):
     assert any(tmp_path.rglob("lm-*-s0.pt"))
     frame = lm.figure_data_efficiency_data(TINY, 0, n_seeds=2)
     assert len(frame) == 6 and np.isfinite(frame["mean"]).all()
-    claim = lm.efficiency_claim(frame, TINY, 0)
+    claim = pf.efficiency_claim(frame, TINY, 0)
     assert claim.name == "hipe_data_efficiency" and math.isfinite(claim.measured)
     assert lm.cached_or_shipped_frame(TINY, seeds=(0, 1)) is not None  # from the cache
 

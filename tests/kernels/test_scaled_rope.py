@@ -126,7 +126,7 @@ def test_transformer_trains_through_the_triton_path():
     equals the torch path."""
     from dataclasses import replace
 
-    from icml26 import place_fields_lm as lm
+    from icml26.place_fields import lm
 
     cfg = replace(lm.LMConfig(), vocab=8, seq_len=6, d_model=8, n_heads=2, head_dim=4,
                   windows=(1, 2), sizes=(4,), steps=1, batch=2)

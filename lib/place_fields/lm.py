@@ -1,15 +1,8 @@
 """F4 of ``place_fields`` (derived, exploratory): RoPE vs HIPE in a toy Transformer.
 
 The paper's evidence is OLMo-60M on C4 (validation perplexity vs training-set size), far beyond
-CPU scale.  Here a tiny causal Transformer learns a synthetic language with *multi-scale local
-dependencies* at the spec's scales ``{1, 4, 16}``: for every token a window ``w`` is drawn from
-``windows`` and a lag ``Delta`` uniformly from ``1..w``; the token is ``table[token t-Delta]``
-with probability ``1 - noise``, else uniform.  The truth therefore lives at several relative
-distances, with a multi-scale locality kernel ``P(Delta)`` (:func:`lag_prior`), so neither
-i.i.d. tokens (nothing to find) nor a single lag (single-sigma HIPE tuned to it wins
-trivially, the spec's pitfall) decides the comparison in advance.  (The spec's example drew one
-exact lag per sequence; a per-token window keeps the task solvable by one attention layer,
-which is all the CPU budget allows, and :func:`bayes_loss` gives its exact floor.)
+CPU scale.  Here a tiny causal Transformer learns the synthetic multi-scale language of
+:mod:`icml26.place_fields.task`.
 
 Three positional variants share everything else: RoPE (scale 1), HIPE with one sigma for all
 heads, HIPE with per-head sigmas geometric between ``sigma_min`` and ``sigma_max`` (a
@@ -22,183 +15,35 @@ To keep CPU cost down, all (variant, data size) models of one seed train togethe
 own nested training subset; the loss is the sum of the members' losses, so gradients (and the
 element-wise AdamW updates) never mix between members.  One seed's ensemble is cached with
 :func:`icml26.common.cached`; the figure averages seeds ``seed, seed+1, ...`` (mean ± SE).
+The dashboard reads the shipped validation losses of seeds 0-4
+(``lib/data/place_fields_f4.json``, :func:`cached_or_shipped_frame`) instead of training; the
+claims and the notebook train (or read the cache of their own training).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml26.claims import Claim
-from icml26.common import cache_path, cached, config_hash
+from icml26.common import cache_path, cached, config_hash, generator
 from icml26.kernels.scaled_rope import scaled_rope
-from icml26.place_fields import DECAYS, F4_CLAIM, PAPER, hipe_scale, rope_frequencies
+from icml26.place_fields.decay import PAPER
+from icml26.place_fields.hipe import rope_frequencies
+from icml26.place_fields.task import (
+    VARIANT_LABELS,
+    VARIANTS,
+    LMConfig,
+    task_data,
+)
 
 CACHE_VERSION = 1
-VARIANTS = ("rope", "hipe_single", "hipe_multi")
-VARIANT_LABELS = {"rope": "RoPE", "hipe_single": "HIPE, one sigma",
-                  "hipe_multi": "HIPE, multi-sigma"}
-#: Whether hipe_data_efficiency is expected at quick scale: only if it held for seeds 0-4.
-#: Measured (worst slack, nats): seed 0 +0.005, 1 +0.005, 2 -0.005, 3 -0.005, 4 -0.005 -- it
-#: holds for seeds 0 and 1 only, so it is reported, not expected.
-EXPECT_EFFICIENCY = False
 
 
-@dataclass(frozen=True)
-class LMConfig:
-    """Toy LM of F4.  Quick defaults are a cut-down version of the spec's suggestion.
-
-    The spec suggests 2 layers, d = 64, 4 heads, context 64, ~300 steps at batch 32, 3 seeds;
-    on a shared 2-core CPU that is several minutes per seed, so the quick scale keeps the
-    context, heads, head size, steps and data sizes and halves width, depth and batch
-    (``paper_config()`` restores the spec's model).
-    """
-
-    vocab: int = 32  # ours: a random permutation table over 32 tokens
-    seq_len: int = 32  # spec 64; 32 holds the widest window (16) and halves the cost
-    windows: tuple[int, ...] = (1, 4, 16)  # the spec's scales d in {1, 4, 16}, as lag windows
-    noise: float = 0.1  # ours: fraction of uniform noise tokens
-    d_model: int = 32  # spec 64 (halved for CPU)
-    n_heads: int = 4  # spec
-    head_dim: int = 16  # spec (64 / 4)
-    n_layers: int = 1  # spec 2 (halved for CPU)
-    mlp_ratio: int = 2  # ours (0 = attention only)
-    rope_base: float = 1e4  # RoPE default and the authors' setting
-    decay: str = "gaussian"  # the authors' default class decay; their scripts also use exp
-    sigma_min: float = 1.0  # spec: geometric "between 2 and 64 tokens for a 64-token
-    sigma_max: float = 32.0  # context"; here from 1 token to the 32-token context
-    sigma_single: float = 5.66  # geometric mean of sigma_min and sigma_max
-    sizes: tuple[int, ...] = (256, 1024, 4096, 16384)  # spec F4 x-axis (training sequences)
-    n_val: int = 512  # held-out sequences
-    steps: int = 300  # spec
-    batch: int = 16  # spec 32 (halved for CPU)
-    lr: float = 1e-2  # ours, AdamW for a tiny model
-    weight_decay: float = 0.1  # authors' OLMo setting
-    warmup: int = 30  # ours (10% of steps), then cosine decay to 0
-    n_seeds: int = 2  # spec: 2 seeds by default (3 as an option)
-
-    def validate(self) -> None:
-        if isinstance(self.mlp_ratio, bool) or int(self.mlp_ratio) != self.mlp_ratio \
-                or self.mlp_ratio < 0:
-            raise ValueError(f"mlp_ratio must be an integer >= 0 (0: attention only), got "
-                             f"{self.mlp_ratio!r}")
-        for name in ("vocab", "seq_len", "d_model", "n_heads", "head_dim", "n_layers",
-                     "n_val", "steps", "batch", "n_seeds"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or int(v) != v or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        if self.vocab < 2:
-            raise ValueError(f"vocab must be >= 2, got {self.vocab}")
-        if self.head_dim % 2:
-            raise ValueError(f"head_dim must be even, got {self.head_dim}")
-        if not self.windows or min(self.windows) < 1 or max(self.windows) >= self.seq_len:
-            raise ValueError(f"windows must lie in [1, seq_len={self.seq_len}), got "
-                             f"{list(self.windows)}")
-        if not 0 <= self.noise <= 1:
-            raise ValueError(f"noise must be in [0, 1], got {self.noise}")
-        if self.decay not in DECAYS:
-            raise ValueError(f"decay must be one of {DECAYS}, got {self.decay!r}")
-        if not 0 < self.sigma_min <= self.sigma_max or self.sigma_single <= 0:
-            raise ValueError(f"need 0 < sigma_min <= sigma_max and sigma_single > 0, got "
-                             f"{self.sigma_min}, {self.sigma_max}, {self.sigma_single}")
-        if not self.sizes or min(self.sizes) < 1:
-            raise ValueError(f"sizes must be >= 1 training sequences, got {list(self.sizes)}")
-        if not (self.lr > 0 and self.weight_decay >= 0 and self.warmup >= 0):
-            raise ValueError("need lr > 0, weight_decay >= 0 and warmup >= 0")
-        rope_frequencies(self.head_dim, self.rope_base)
-
-    def head_sigmas(self, variant: str) -> list[float]:
-        """Per-head sigmas of a HIPE variant (RoPE has none)."""
-        if variant == "hipe_single":
-            return [self.sigma_single] * self.n_heads
-        if variant == "hipe_multi":
-            if self.n_heads == 1:
-                return [math.sqrt(self.sigma_min * self.sigma_max)]
-            r = (self.sigma_max / self.sigma_min) ** (1 / (self.n_heads - 1))
-            return [self.sigma_min * r**i for i in range(self.n_heads)]
-        raise ValueError(f"variant must be 'hipe_single' or 'hipe_multi', got {variant!r}")
-
-    def scale(self, variant: str) -> torch.Tensor:
-        """The ``[H, head_dim/2]`` q/k scale of a variant (ones for RoPE)."""
-        if variant == "rope":
-            return torch.ones(self.n_heads, self.head_dim // 2)
-        return hipe_scale(self.head_sigmas(variant), self.head_dim, self.rope_base, self.decay)
-
-
-def paper_config() -> LMConfig:
-    """The spec's suggested toy model: 2 layers, d = 64, batch 32, 3 seeds, longer training."""
-    return LMConfig(seq_len=64, d_model=64, n_layers=2, batch=32, steps=600, mlp_ratio=4,
-                    n_seeds=3, warmup=60, sigma_min=2.0, sigma_max=64.0, sigma_single=11.3)
-
-
-# --------------------------------------------------------------------------- the task
-def _lags(cfg: LMConfig, shape: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
-    """Per-token lags: a window ``w`` drawn from ``windows``, then ``Delta ~ U{1..w}``."""
-    w = torch.tensor(cfg.windows)[torch.randint(len(cfg.windows), shape, generator=g)]
-    return 1 + (torch.rand(shape, generator=g) * w).long().clamp(max=w - 1)
-
-
-def make_task(cfg: LMConfig, n: int, g: torch.Generator,
-              table: torch.Tensor) -> torch.Tensor:
-    """``n`` sequences ``[n, T]`` (int64) with multi-scale local dependencies.
-
-    Token ``t`` is ``table[token t - Delta]`` with probability ``1 - noise`` (uniform
-    otherwise, and whenever ``Delta > t``), where ``Delta`` is drawn per token: a window ``w``
-    uniformly from ``windows``, then ``Delta`` uniform on ``1..w``.
-    """
-    x = torch.randint(cfg.vocab, (n, cfg.seq_len), generator=g)
-    lags = _lags(cfg, (n, cfg.seq_len), g)
-    keep = torch.rand(n, cfg.seq_len, generator=g) >= cfg.noise
-    rows = torch.arange(n)
-    for t in range(1, cfg.seq_len):
-        src = x[rows, (t - lags[:, t]).clamp(min=0)]
-        x[:, t] = torch.where(keep[:, t] & (lags[:, t] <= t), table[src], x[:, t])
-    return x
-
-
-def lag_prior(cfg: LMConfig) -> torch.Tensor:
-    """``P(Delta = j)`` for ``j = 0..T-1`` (``j = 0`` has probability 0): the true kernel."""
-    p = torch.zeros(cfg.seq_len, dtype=torch.float64)
-    for w in cfg.windows:
-        p[1:w + 1] += 1.0 / (w * len(cfg.windows))
-    return p
-
-
-def bayes_loss(cfg: LMConfig, x: torch.Tensor, table: torch.Tensor) -> float:
-    """Cross-entropy (nats/token) of the exact predictive ``p(x_t | x_<t)`` on ``x [N, T]``.
-
-    ``p = (1 - noise) [sum_{Delta <= t} P(Delta) 1(x_t = table[x_{t-Delta}])
-    + P(Delta > t) / V] + noise / V``: the floor any model can reach on this data.
-    """
-    prior = lag_prior(cfg)
-    n, t_len = x.shape
-    mapped = table[x]  # [N, T]: the token each position would produce
-    total = 0.0
-    for t in range(1, t_len):
-        lag = torch.arange(1, t + 1)
-        hit = (mapped[:, t - lag] == x[:, t:t + 1]).double() @ prior[lag]
-        beyond = float(prior[t + 1:].sum())
-        p = (1 - cfg.noise) * (hit + beyond / cfg.vocab) + cfg.noise / cfg.vocab
-        total += float(-torch.log(p).sum())
-    return total / (n * (t_len - 1))
-
-
-def task_data(cfg: LMConfig, seed: int) -> dict:
-    """Training pool (the largest size; smaller sizes are its prefixes) and validation set."""
-    g = torch.Generator().manual_seed(10_000 + int(seed))
-    table = torch.randperm(cfg.vocab, generator=g)
-    train = make_task(cfg, max(cfg.sizes), g, table)
-    val = make_task(cfg, cfg.n_val, g, table)
-    return {"table": table, "train": train, "val": val}
-
-
-# --------------------------------------------------------------------------- the model
 class HipeTransformer(torch.nn.Module):
     """A pre-norm causal Transformer, ``E`` independent members trained side by side.
 
@@ -296,7 +141,7 @@ def _train_seed(cfg: LMConfig, seed: int, impl: str, device: str, progress: bool
     data = task_data(cfg, seed)
     train, val = data["train"].to(dev), data["val"].to(dev)
     mem = members(cfg)
-    g = torch.Generator().manual_seed(20_000 + int(seed))
+    g = generator(20_000 + int(seed))
     scale = torch.stack([cfg.scale(v) for v, _ in mem])
     model = HipeTransformer(cfg, scale, g, impl=impl).to(dev)
     sizes = torch.tensor([n for _, n in mem], device=dev)
@@ -390,7 +235,7 @@ def frame_from_losses(cfg: LMConfig, seeds: list[int], losses) -> object:
     return pd.DataFrame(rows)
 
 
-SHIPPED = Path(__file__).parent / "data" / "place_fields_f4.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "data" / "place_fields_f4.json"
 SHIPPED_SEEDS = tuple(range(5))
 
 
@@ -423,31 +268,8 @@ def cached_or_shipped_frame(cfg: LMConfig | None = None,
     return frame_from_losses(cfg, list(seeds), [have[s] for s in seeds])
 
 
-def efficiency_claim(frame, cfg: LMConfig | None = None, seed: int = 0) -> Claim:
-    """``hipe_data_efficiency`` from the F4 table: the worst slack in nats (> 0 holds).
-
-    Slack at each of the two smallest sizes: ``(RoPE - HIPE_multi) - SE`` (paired SE over
-    seeds); at the largest: ``0.02 - (HIPE_multi - RoPE)``.
-    """
-    cfg = LMConfig() if cfg is None else cfg
-    sizes = sorted(cfg.sizes)
-    multi = frame[frame.variant == "hipe_multi"].set_index("size")
-    slack = [(-multi.loc[s, "diff_mean"]) - multi.loc[s, "diff_se"] for s in sizes[:2]]
-    slack.append(0.02 - multi.loc[sizes[-1], "diff_mean"])
-    detail = "; ".join(f"n={s}: HIPE-multi - RoPE = {multi.loc[s, 'diff_mean']:+.3f} ± "
-                       f"{multi.loc[s, 'diff_se']:.3f}" for s in sizes)
-    name, statement, op, threshold = F4_CLAIM
-    return Claim(PAPER, name, statement, float(np.min(slack)), op, threshold, EXPECT_EFFICIENCY,
-                 note=f"derived toy LM (multi-scale window task, {cfg.n_layers}-layer "
-                 f"d={cfg.d_model}, {cfg.steps} steps), seeds {seed}..{seed + cfg.n_seeds - 1}, "
-                 f"paired SE; worst slack in nats. {detail}"
-                 + ("; holds for seeds 0-1 but not 2-4 (checked), so not expected"
-                    if cfg == LMConfig() else ""))
-
-
 __all__ = [
-    "EXPECT_EFFICIENCY", "HipeTransformer", "LMConfig", "VARIANTS", "bayes_loss",
-    "cached_or_shipped_frame", "efficiency_claim", "figure_data_efficiency_data",
-    "frame_from_losses", "lag_prior", "make_task", "members", "paper_config", "seed_results",
-    "task_data", "train_seed",
+    "CACHE_VERSION", "HipeTransformer", "LMConfig", "SHIPPED", "SHIPPED_SEEDS", "VARIANTS",
+    "VARIANT_LABELS", "cached_or_shipped_frame", "config_key", "figure_data_efficiency_data",
+    "frame_from_losses", "members", "seed_results", "task_data", "train_seed",
 ]

@@ -1,0 +1,153 @@
+"""F3 of ``place_fields``: HIPE positional kernels (what the authors' code does [known]).
+
+RoPE frequencies ``omega_f = base^(-2f/d)``; head ``h`` scales both q and k by
+``s_h(omega) = sqrt(g_h(omega))`` with ``g_h(omega) = omega D(sigma_h, omega)``, normalised to
+``mean_f g_h = 1`` per head (the authors normalise over all heads at once; per head keeps
+``sigma`` from acting as a temperature).  The positional part of a logit for unit, aligned q
+and k is ``K_h(Delta) = sum_f g_h(omega_f) cos(omega_f Delta)``; log-spaced frequencies make
+``d omega = omega d log omega``, so the factor ``omega`` turns the sum into
+``∫ D(sigma omega) cos(omega Delta) d omega``, the Fourier transform of the decay:
+``exp(-Delta^2 / 2 sigma^2)`` (half-width 1.18 sigma), ``exp(-|Delta| / sigma)``,
+``sigma^2 / (sigma^2 + Delta^2)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from icml26.common import check_int
+from icml26.place_fields.decay import (
+    DECAYS,
+    DTYPE,
+    as_sigmas,
+    check_positive,
+    closed_form_kernel,
+    decay_weight,
+)
+
+
+def rope_frequencies(head_dim: int, base: float = 1e4) -> torch.Tensor:
+    """RoPE inverse frequencies ``omega_f = base^(-2f/d)``, ``[d/2]`` float64 (rad/token)."""
+    check_int("head_dim", head_dim, 2)
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even, got {head_dim}")
+    if not (math.isfinite(base) and base > 1):
+        raise ValueError(f"rope base must be > 1, got {base!r}")
+    return base ** (-torch.arange(0, head_dim, 2, dtype=DTYPE) / head_dim)
+
+
+def hipe_gain(sigmas, head_dim: int = 64, base: float = 1e4, decay: str = "gaussian",
+              with_omega: bool = True, normalise: bool = True) -> torch.Tensor:
+    """Per-(head, frequency) logit weights ``g_h(omega) = omega D(sigma_h, omega)``, ``[H, d/2]``.
+
+    Normalised to ``mean_f g = 1`` per head; ``with_omega=False`` is the spec's pitfall
+    (dropping the factor omega).  ``sigma = 0`` gives RoPE-like weights ``∝ omega``.
+    """
+    s = as_sigmas(sigmas, "head sigmas")
+    omega = rope_frequencies(head_dim, base)
+    g = decay_weight(s[:, None], omega[None, :], decay)
+    if with_omega:
+        g = g * omega
+    if normalise:
+        g = g / g.mean(dim=1, keepdim=True).clamp(min=1e-300)
+    return g
+
+
+def hipe_scale(sigmas, head_dim: int = 64, base: float = 1e4, decay: str = "gaussian",
+               with_omega: bool = True, normalise: bool = True) -> torch.Tensor:
+    """The scale ``s = sqrt(g)`` applied to BOTH q and k, ``[H, d/2]`` float32 (kernel input).
+
+    Its square has mean 1 per head (with ``normalise``).
+    """
+    return hipe_gain(sigmas, head_dim, base, decay, with_omega, normalise).sqrt().float()
+
+
+def positional_kernel(gain: torch.Tensor, omega: torch.Tensor, max_dist: int) -> torch.Tensor:
+    """``K_h(Delta) = sum_f g_h(omega_f) cos(omega_f Delta)``, ``[H, max_dist + 1]``."""
+    delta = torch.arange(max_dist + 1, dtype=DTYPE)
+    return gain.to(DTYPE) @ torch.cos(omega[:, None] * delta[None, :])
+
+
+def half_width(kernel: torch.Tensor) -> torch.Tensor:
+    """First crossing of 1/2 by ``K/K(0)`` ``[H, D]`` (linear interpolation; NaN if none)."""
+    k = kernel / kernel[:, :1]
+    below = k < 0.5
+    has = below.any(dim=1)
+    j = torch.where(below, torch.arange(k.shape[1]), k.shape[1]).min(dim=1).values
+    j = j.clamp(1, k.shape[1] - 1)
+    a = k.gather(1, (j - 1)[:, None])[:, 0]
+    b = k.gather(1, j[:, None])[:, 0]
+    hw = (j - 1).to(DTYPE) + (a - 0.5) / (a - b).clamp(min=1e-300)
+    return torch.where(has, hw, torch.full_like(hw, float("nan")))
+
+
+def r_squared(y: torch.Tensor, target: torch.Tensor) -> float:
+    """Coefficient of determination of ``y`` as a prediction of ``target``."""
+    ss_res = float(((y - target) ** 2).sum())
+    ss_tot = float(((target - target.mean()) ** 2).sum())
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+
+
+def max_upward_step(k: torch.Tensor) -> float:
+    """Largest increase between neighbouring samples of a 1-D curve (0 if non-increasing)."""
+    return float((k[1:] - k[:-1]).clamp(min=0).max()) if k.numel() > 1 else 0.0
+
+
+@dataclass(frozen=True)
+class HipeConfig:
+    """F3 kernels; defaults are the spec's F3 acceptance setting (head_dim 64, base 1e4)."""
+
+    head_dim: int = 64  # OLMo-60M head size (authors' scripts)
+    base: float = 1e4  # RoPE base (authors' scripts)
+    max_dist: int = 512  # spec F3 x-axis and the authors' sequence length
+    sigmas: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0, 64.0, 128.0)  # spec range [4, 128]
+    shown_sigmas: tuple[float, ...] = (4.0, 16.0, 64.0)  # spec F3 curves
+    fit_window: float = 5.0  # R² on [0, 5 sigma] (ours: where the field is; beyond it both ~0)
+    monotone_window: float = 3.0  # spec: monotone on [0, 3 sigma]
+    with_omega: bool = True  # False = the pitfall
+    normalise: bool = True
+
+    def validate(self) -> None:
+        rope_frequencies(self.head_dim, self.base)
+        check_int("max_dist", self.max_dist, 2)
+        s = as_sigmas(self.sigmas, "head sigmas")
+        if (s <= 0).any():
+            raise ValueError(f"HIPE sigmas must be > 0, got {s.tolist()}")
+        as_sigmas(self.shown_sigmas, "shown_sigmas")
+        check_positive("fit_window", self.fit_window)
+        check_positive("monotone_window", self.monotone_window)
+
+
+def hipe_kernel_stats(cfg: HipeConfig, decay: str, sigmas: Sequence[float]) -> dict:
+    """Normalised kernels ``[S, D]`` for one decay, with half-width, R² and upward steps."""
+    omega = rope_frequencies(cfg.head_dim, cfg.base)
+    gain = hipe_gain(sigmas, cfg.head_dim, cfg.base, decay, cfg.with_omega, cfg.normalise)
+    k = positional_kernel(gain, omega, cfg.max_dist)
+    k = k / k[:, :1]
+    delta = torch.arange(cfg.max_dist + 1, dtype=DTYPE)
+    hw, r2, up = half_width(k), [], []
+    for i, s in enumerate(sigmas):
+        win = delta <= min(cfg.fit_window * s, cfg.max_dist)
+        r2.append(r_squared(k[i, win], closed_form_kernel(decay, s, delta[win])))
+        up.append(max_upward_step(k[i, delta <= min(cfg.monotone_window * s, cfg.max_dist)]))
+    return {"kernel": k.numpy(), "half_width": hw.numpy(), "r2": np.asarray(r2),
+            "max_up": np.asarray(up)}
+
+
+def figure_hipe_kernels_data(cfg: HipeConfig = HipeConfig()) -> dict:
+    """F3: ``K(Delta)/K(0)`` for RoPE and for HIPE (each decay, ``shown_sigmas``) + stats."""
+    cfg.validate()
+    omega = rope_frequencies(cfg.head_dim, cfg.base)
+    rope = positional_kernel(torch.ones(1, omega.numel(), dtype=DTYPE), omega, cfg.max_dist)[0]
+    out = {"delta": np.arange(cfg.max_dist + 1), "rope": (rope / rope[0]).numpy(),
+           "sigmas": np.asarray(cfg.sigmas, dtype=float),
+           "shown_sigmas": np.asarray(cfg.shown_sigmas, dtype=float)}
+    for decay in DECAYS:
+        out[decay] = hipe_kernel_stats(cfg, decay, cfg.sigmas)
+        out[decay]["shown"] = hipe_kernel_stats(cfg, decay, cfg.shown_sigmas)["kernel"]
+    return out
