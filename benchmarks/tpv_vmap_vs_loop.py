@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from icml26 import tpv
+from icml26.common import generator
 
 OUT = Path(__file__).with_suffix(".csv")
 
@@ -50,8 +51,8 @@ def main() -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     rows = []
     for width, depth, d_out in [(4, 3, 1), (32, 3, 1), (256, 2, 1), (256, 3, 1), (64, 3, 10)]:
-        model = tpv.MLP.build(20, width, depth, d_out, generator=torch.Generator().manual_seed(0))
-        x = torch.randn(args.n, 20, generator=torch.Generator().manual_seed(1))
+        model = tpv.MLP.build(20, width, depth, d_out, generator=generator(0))
+        x = torch.randn(args.n, 20, generator=generator(1))
         p = tpv.flat_params(model).numel()
         tpv.per_sample_jacobians(model, x[:8])  # warm-up
         t_vmap = best_of(lambda m=model, x=x: tpv.per_sample_jacobians(m, x), args.repeats)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import tpv
-from icml26 import tpv_pruning as prn
+from icml26.tpv import pruning as prn
 
 
 def net(d_in=4, width=5, depth=3, d_out=1, seed=0) -> tpv.MLP:

@@ -33,15 +33,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from icml26.tpv import _cached, fit_full_batch
-from icml26.tpv_estimators import (
-    MLP,
-    _check_int,
-    _check_pos,
-    check_sparsity,
-    layer_factors,
-)
-from icml26.tpv_estimators import neuron_output_change as _factor_change
+from icml26.common import check_int, generator
+from icml26.tpv.estimators import MLP, check_pos, check_sparsity, layer_factors
+from icml26.tpv.estimators import neuron_output_change as _factor_change
+from icml26.tpv.students import cached, fit_full_batch
 
 CRITERIA = ("jbr", "magnitude", "random")
 METRICS = ("fisher", "logits")
@@ -57,7 +52,7 @@ def digits_data(seed: int, test_fraction: float = 0.3) -> dict[str, torch.Tensor
     ds = load_digits()
     x = torch.as_tensor(ds.data, dtype=torch.float32) / 16.0
     y = torch.as_tensor(ds.target, dtype=torch.int64)
-    perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed))
+    perm = torch.randperm(len(y), generator=generator(seed))
     n_test = int(round(test_fraction * len(y)))
     te, tr = perm[:n_test], perm[n_test:]
     return {"X_train": x[tr], "y_train": y[tr], "X_test": x[te], "y_test": y[te]}
@@ -88,9 +83,9 @@ class DigitsConfig:
         if len(self.hidden) < 1:
             raise ValueError("hidden must list at least one hidden width")
         for h in self.hidden:
-            _check_int("width", h, 1)
-        _check_int("steps", self.steps, 1)
-        _check_pos("lr", self.lr)
+            check_int("width", h, 1)
+        check_int("steps", self.steps, 1)
+        check_pos("lr", self.lr)
         if not 0 < self.test_fraction < 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
         for s in self.sparsities:
@@ -98,7 +93,7 @@ class DigitsConfig:
         check_sparsity(self.claim_sparsity)
         if self.metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
-        _check_int("jbr_inputs", self.jbr_inputs, 0)
+        check_int("jbr_inputs", self.jbr_inputs, 0)
 
 
 def train_digits(cfg: DigitsConfig, seed: int, use_cache: bool = True,
@@ -110,14 +105,14 @@ def train_digits(cfg: DigitsConfig, seed: int, use_cache: bool = True,
     sizes = [64, *cfg.hidden, 10]
 
     def compute():
-        m = MLP(sizes, torch.Generator().manual_seed(104729 + seed)).to(device)
+        m = MLP(sizes, generator(104729 + seed)).to(device)
         train_classifier(m, data["X_train"], data["y_train"], cfg.steps, cfg.lr,
                          cfg.weight_decay)
         return {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
 
     key = {k: getattr(cfg, k) for k in ("hidden", "steps", "lr", "weight_decay",
                                          "test_fraction")}
-    state = _cached("digits", key, seed, compute) if use_cache else compute()
+    state = cached("digits", key, seed, compute) if use_cache else compute()
     m = MLP(sizes)
     m.load_state_dict(state)
     return m.to(device), data
@@ -218,7 +213,7 @@ def pruning_curve(model: MLP, data: dict[str, torch.Tensor], criterion: str,
         raise ValueError(f"sparsities must be ascending, got {list(sparsities)}")
     m = MLP(model.sizes).to(model.layers[0].weight.device)
     m.load_state_dict(model.state_dict())
-    g = torch.Generator().manual_seed(seed + 12345)
+    g = generator(seed + 12345)
     x = data["X_train"] if jbr_inputs <= 0 else data["X_train"][:jbr_inputs]
     hidden = range(len(m.layers) - 1)
     alive = [torch.ones(m.layers[h].out_features, dtype=torch.bool,
@@ -273,4 +268,4 @@ def pruning_claim_data(cfg: DigitsConfig, seed: int = 0) -> dict[str, dict]:
             out["none"] = rows[0]
         return out
 
-    return _cached("pruning_claim", cfg, seed, compute)
+    return cached("pruning_claim", cfg, seed, compute)

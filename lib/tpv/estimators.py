@@ -26,22 +26,19 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, jacrev, jvp, vmap
 
+from icml26.common import check_int
 from icml26.kernels.quant_noise import quant_noise
 
 
 # --------------------------------------------------------------------------- checks
-def _check_int(name: str, value, low: int) -> None:
-    if isinstance(value, bool) or int(value) != value or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
-def _check_pos(name: str, value) -> None:
+def check_pos(name: str, value) -> None:
+    """Raise ``ValueError`` unless ``value`` is finite and > 0."""
     if not (float(value) > 0 and math.isfinite(float(value))):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
 
 
 def check_bits(bits) -> None:
-    _check_int("bits", bits, 1)
+    check_int("bits", bits, 1)
     if bits > 24:
         raise ValueError(f"bits must be <= 24 (finer steps drown in float32 rounding), got {bits}")
 
@@ -65,7 +62,7 @@ class MLP(nn.Module):
             raise ValueError(f"sizes must be [d_in, hidden..., d_out] with at least one hidden "
                              f"layer, got {list(sizes)}")
         for name, s in zip(["d_in"] + ["width"] * (len(sizes) - 2) + ["d_out"], sizes):
-            _check_int(name, s, 1)
+            check_int(name, s, 1)
         self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
         if generator is not None:
             with torch.no_grad():
@@ -77,8 +74,8 @@ class MLP(nn.Module):
     @classmethod
     def build(cls, d_in: int, width: int, depth: int, d_out: int = 1,
               generator: torch.Generator | None = None) -> MLP:
-        _check_int("width", width, 1)
-        _check_int("depth", depth, 2)
+        check_int("width", width, 1)
+        check_int("depth", depth, 2)
         return cls([d_in] + [width] * (depth - 1) + [d_out], generator)
 
     @property
@@ -250,7 +247,7 @@ def heff_trace_hutchinson(model: nn.Module, x: torch.Tensor, probes: int,
     uniformly) and one Rademacher ``v`` over the ``K`` outputs per probe,
     ``||grad_w <v, f(x)>||^2`` (``vmap(grad)`` over probes).
     """
-    _check_int("probes", probes, 1)
+    check_int("probes", probes, 1)
     params = param_dict(model)
     if space == "param":
         flat = flat_params(model)
@@ -329,7 +326,7 @@ def tpv_quant_mc(model: nn.Module, x: torch.Tensor, bits: int, draws: int, seed:
                  impl: str = "auto", chunk: int = 32) -> tuple[float, float]:
     """Monte Carlo quantization TPV (mean and standard error over ``draws``): additive uniform
     noise of width ``delta`` on every weight, drawn by the fused ``quant_noise`` kernel."""
-    _check_int("draws", draws, 1)
+    check_int("draws", draws, 1)
     w = flat_params(model)
     noisy = quant_noise(w, quant_step(w, bits), draws=draws, seed=seed, impl=impl)
     per = tpv_empirical(model, x, noisy, chunk=chunk).double()
@@ -341,8 +338,8 @@ def tpv_sgd_trace(gram_x_train: torch.Tensor, lr: float, batch: int) -> float:
     """``Tr(H_eff(X) C)`` for SGD noise ``C = (lr / 2B) Hess L`` with the Gauss-Newton Hessian
     ``Hess L = 2 H_eff(train)`` of the mean squared error:
     ``(lr / B) ||K_{X,train}||_F^2 / (|X| n)``. ``gram_x_train`` is ``[|X|, n]``."""
-    _check_pos("lr", lr)
-    _check_int("batch", batch, 1)
+    check_pos("lr", lr)
+    check_int("batch", batch, 1)
     m, n = gram_x_train.shape
     return float(lr / batch * gram_x_train.double().pow(2).sum() / (m * n))
 
@@ -367,7 +364,7 @@ def tpv_label_trace(basis: LabelNoiseBasis, split: str, sigma: float, lam: float
     """``s^2 / |X| ||K_{X,train} (K + n lam)^{-1}||_F^2`` (linearised refit, see module doc)."""
     if not float(sigma) >= 0:
         raise ValueError(f"label noise sd must be >= 0, got {sigma!r}")
-    _check_pos("lam", lam)
+    check_pos("lam", lam)
     n = basis.evals.numel()
     proj = basis.proj[split]
     return float(sigma**2 * (proj / (basis.evals + n * lam)).pow(2).sum() / proj.shape[0])
