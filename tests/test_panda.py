@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 
 import pytest
@@ -13,15 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import panda as pd
-from icml26 import panda_game as pg
-from icml26 import panda_methods as pm
 
 DT = torch.float64
 
 
 @functools.cache
-def game(seed: int = 0, **kw) -> pg.MarkovGame:
-    return pg.make_game(pg.GameConfig(**kw), seed)
+def game(seed: int = 0, **kw) -> pd.MarkovGame:
+    return pd.make_game(pd.GameConfig(**kw), seed)
 
 
 def random_policy(shape, seed):
@@ -46,17 +45,17 @@ def test_instance_is_a_valid_markov_game():
 
 def test_reachable_targets_are_the_saddle_point_at_x_dag():
     g = game(1)
-    eq = pg.solve_equilibrium(g, g.x_dag[None])
+    eq = pd.solve_equilibrium(g, g.x_dag[None])
     torch.testing.assert_close(eq.pi[0], g.pi_tgt, rtol=0, atol=1e-10)
     torch.testing.assert_close(eq.nu[0], g.nu_tgt, rtol=0, atol=1e-10)
-    val, _ = pg.phi(g, g.x_dag[None])
+    val, _ = pd.phi(g, g.x_dag[None])
     assert abs(float(val[0]) - 0.01 * 2.5**2) < 1e-12  # only the incentive cost remains
 
 
 def test_same_seed_same_game_different_seed_different_game():
-    a, b = pg.make_game(pg.GameConfig(), 3), pg.make_game(pg.GameConfig(), 3)
+    a, b = pd.make_game(pd.GameConfig(), 3), pd.make_game(pd.GameConfig(), 3)
     assert torch.equal(a.r0, b.r0) and torch.equal(a.pi_tgt, b.pi_tgt)
-    assert not torch.equal(a.r0, pg.make_game(pg.GameConfig(), 4).r0)
+    assert not torch.equal(a.r0, pd.make_game(pd.GameConfig(), 4).r0)
 
 
 def test_policy_value_is_the_discounted_sum():
@@ -65,29 +64,29 @@ def test_policy_value_is_the_discounted_sum():
     x = torch.tensor([[0.3, -1.2]], dtype=DT)
     pi, nu = random_policy((1, 3, 3), 1), random_policy((1, 3, 3), 2)
     joint = pi[..., :, None] * nu[..., None, :]
-    r = (joint * pg.reward(g, x)).sum((-1, -2)) - 0.3 * (pi * pi.log()).sum(-1) \
+    r = (joint * pd.reward(g, x)).sum((-1, -2)) - 0.3 * (pi * pi.log()).sum(-1) \
         + 0.3 * (nu * nu.log()).sum(-1)
     P = torch.einsum("bsac,sact->bst", joint, g.P)[0]
     total, term = torch.zeros(3, dtype=DT), r[0].clone()
     for _ in range(600):
         total += term
         term = 0.9 * P @ term
-    torch.testing.assert_close(pg.policy_value(g, x, pi, nu)[0], total, rtol=0, atol=1e-10)
+    torch.testing.assert_close(pd.policy_value(g, x, pi, nu)[0], total, rtol=0, atol=1e-10)
 
 
 def test_swapped_game_has_the_negated_value():
     g = game(0)
     x = torch.tensor([[1.0, 0.5]], dtype=DT)
     pi, nu = random_policy((1, 3, 3), 3), random_policy((1, 3, 3), 4)
-    torch.testing.assert_close(pg.policy_value(g.swapped(), x, nu, pi),
-                               -pg.policy_value(g, x, pi, nu), rtol=0, atol=1e-12)
+    torch.testing.assert_close(pd.policy_value(g.swapped(), x, nu, pi),
+                               -pd.policy_value(g, x, pi, nu), rtol=0, atol=1e-12)
 
 
 # ------------------------------------------------------------------ best responses and NI
 @settings(max_examples=15, deadline=None)
 @given(x=xs(), seed=st.integers(0, 10_000), player=st.sampled_from(["max", "min"]))
 def test_soft_best_responses_are_distributions(x, seed, player):
-    br = pg.best_response(game(0), x, random_policy((1, 3, 3), seed), player)
+    br = pd.best_response(game(0), x, random_policy((1, 3, 3), seed), player)
     assert torch.isfinite(br.policy).all() and (br.policy > 0).all()
     torch.testing.assert_close(br.policy.sum(-1), torch.ones(1, 3, dtype=DT))
 
@@ -97,11 +96,11 @@ def test_soft_best_responses_are_distributions(x, seed, player):
 def test_best_response_beats_every_other_policy(x, seed):
     g = game(2)
     nu = random_policy((1, 3, 3), seed)
-    br = pg.best_response(g, x, nu, "max")
+    br = pd.best_response(g, x, nu, "max")
     others = random_policy((8, 3, 3), seed + 1)
-    v_other = pg.policy_value(g, x.expand(8, -1), others, nu.expand(8, -1, -1))
+    v_other = pd.policy_value(g, x.expand(8, -1), others, nu.expand(8, -1, -1))
     assert (v_other <= br.value + 1e-10).all()  # every state, not just on average
-    torch.testing.assert_close(pg.policy_value(g, x, br.policy, nu), br.value, rtol=0,
+    torch.testing.assert_close(pd.policy_value(g, x, br.policy, nu), br.value, rtol=0,
                                atol=1e-10)
 
 
@@ -112,8 +111,8 @@ def test_best_response_is_the_soft_value_iteration_fixed_point():
     nu = random_policy((1, 3, 3), 5)
     v = torch.zeros(1, 3, dtype=DT)
     for _ in range(400):
-        v, pol = pg.backup(g, x, v, nu)
-    br = pg.best_response(g, x, nu, "max")
+        v, pol = pd.backup(g, x, v, nu)
+    br = pd.best_response(g, x, nu, "max")
     # policy iteration stops once a step moves the policy < 1e-6, i.e. O(1e-12) error in the
     # policy and a few 1e-12 in values of size ~10
     torch.testing.assert_close(br.value, v, rtol=0, atol=1e-10)
@@ -124,7 +123,7 @@ def test_best_response_is_the_soft_value_iteration_fixed_point():
 @given(x=xs(), seed=st.integers(0, 10_000))
 def test_ni_gap_is_nonnegative(x, seed):
     g = game(0)
-    gap = pg.ni_gap(g, x, random_policy((1, 3, 3), seed), random_policy((1, 3, 3), seed + 7))
+    gap = pd.ni_gap(g, x, random_policy((1, 3, 3), seed), random_policy((1, 3, 3), seed + 7))
     assert float(gap[0]) >= -1e-12
 
 
@@ -132,18 +131,18 @@ def test_ni_gap_is_nonnegative(x, seed):
 @given(x=xs(), seed=st.sampled_from([0, 1, 2]))
 def test_ni_gap_vanishes_at_the_computed_equilibrium(x, seed):
     g = game(seed)
-    eq = pg.solve_equilibrium(g, x)
+    eq = pd.solve_equilibrium(g, x)
     assert eq.residual.max() < 1e-10
-    assert abs(float(pg.ni_gap(g, x, eq.pi, eq.nu)[0])) < 1e-10
+    assert abs(float(pd.ni_gap(g, x, eq.pi, eq.nu)[0])) < 1e-10
 
 
 def test_ni_gap_is_positive_off_equilibrium():
     g = game(0)
     x = torch.zeros(1, 2, dtype=DT)
-    eq = pg.solve_equilibrium(g, x)
+    eq = pd.solve_equilibrium(g, x)
     moved = torch.softmax(eq.z[:, :9].reshape(1, 3, 3) + 0.3, -1)
     moved[0, 0] = torch.tensor([0.6, 0.3, 0.1], dtype=DT)
-    assert float(pg.ni_gap(g, x, moved, eq.nu)[0]) > 1e-4
+    assert float(pd.ni_gap(g, x, moved, eq.nu)[0]) > 1e-4
 
 
 # ------------------------------------------------------------------ exact saddle point
@@ -151,8 +150,8 @@ def test_analytic_jacobians_match_autograd():
     g = game(1)
     z = torch.randn(3, 18, generator=torch.Generator().manual_seed(0), dtype=DT)
     x = torch.randn(3, 2, generator=torch.Generator().manual_seed(1), dtype=DT)
-    jz, jx = pg._jacobians(g, z, x, wrt_x=True)
-    az, ax = pg._jacobians_autograd(g, z, x)
+    jz, jx = pd.jacobians(g, z, x, wrt_x=True)
+    az, ax = pd.jacobians_autograd(g, z, x)
     torch.testing.assert_close(jz, az, rtol=0, atol=1e-12)
     torch.testing.assert_close(jx, ax, rtol=0, atol=1e-12)
 
@@ -160,9 +159,9 @@ def test_analytic_jacobians_match_autograd():
 def test_warm_started_newton_matches_the_cold_solve():
     g = game(0)
     x = torch.tensor([[1.0, -2.0], [0.0, 0.5]], dtype=DT)
-    cold = pg.solve_equilibrium(g, x)
-    warm = pg.solve_equilibrium(g, x + 0.05, z0=cold.z)
-    again = pg.solve_equilibrium(g, x + 0.05)
+    cold = pd.solve_equilibrium(g, x)
+    warm = pd.solve_equilibrium(g, x + 0.05, z0=cold.z)
+    again = pd.solve_equilibrium(g, x + 0.05)
     torch.testing.assert_close(warm.pi, again.pi, rtol=0, atol=1e-10)
     assert warm.residual.max() < 1e-10
 
@@ -170,20 +169,20 @@ def test_warm_started_newton_matches_the_cold_solve():
 def test_hypergradient_matches_finite_differences():
     g = game(0)
     x = torch.tensor([[-1.0, -0.6]], dtype=DT)
-    grad = pm.hypergradient(g, x, pg.solve_equilibrium(g, x))[0]
+    grad = pd.hypergradient(g, x, pd.solve_equilibrium(g, x))[0]
     h = 1e-5
     for d in range(2):
         e = torch.zeros(1, 2, dtype=DT)
         e[0, d] = h
-        fd = (pg.phi(g, x + e)[0] - pg.phi(g, x - e)[0]) / (2 * h)
+        fd = (pd.phi(g, x + e)[0] - pd.phi(g, x - e)[0]) / (2 * h)
         assert abs(float(fd[0]) - float(grad[d])) < 1e-7
 
 
 def test_matrix_game_is_the_one_state_special_case():
-    g = pg.make_game(pd.MATRIX_GAME, 0)
+    g = pd.make_game(pd.MATRIX_GAME, 0)
     x = torch.tensor([[0.4, 0.1]], dtype=DT)
-    eq = pg.solve_equilibrium(g, x)
-    A = pg.reward(g, x)[0, 0]  # [4, 4]
+    eq = pd.solve_equilibrium(g, x)
+    A = pd.reward(g, x)[0, 0]  # [4, 4]
     # closed-form soft best responses of the spec probe: softmax(A nu / tau), softmax(-A^T pi / tau)
     torch.testing.assert_close(eq.pi[0, 0], torch.softmax(A @ eq.nu[0, 0] / 0.3, 0), rtol=0,
                                atol=1e-10)
@@ -193,7 +192,7 @@ def test_matrix_game_is_the_one_state_special_case():
 
 def test_brute_force_radius_contains_the_minimiser():
     g = game(4)
-    out = pm.brute_force(g, pm.OracleConfig(grid=9, keep=2, rounds=6))
+    out = pd.brute_force(g, pd.OracleConfig(grid=9, keep=2, rounds=6))
     assert out["radius"] <= 2.5 + 1e-12
     assert math.hypot(*out["x_star"]) <= out["radius"]
     # the zoom never returns something worse than its own best grid point
@@ -203,10 +202,10 @@ def test_brute_force_radius_contains_the_minimiser():
 # ------------------------------------------------------------------ detector
 def test_detector_fires_on_create_graph_and_not_on_backward():
     x = torch.randn(4, dtype=DT, requires_grad=True)
-    with pm.SecondOrderDetector() as first:
+    with pd.SecondOrderDetector() as first:
         (x.sin() * x).sum().backward()
     assert not first.fired
-    with pm.SecondOrderDetector() as second:
+    with pd.SecondOrderDetector() as second:
         (g,) = torch.autograd.grad((x.sin() * x).sum(), x, create_graph=True)
         (g**2).sum().backward()
     assert second.ops > 0 and second.saved > 0 and second.create_graph_calls == 1
@@ -217,58 +216,58 @@ def test_detector_sees_create_graph_through_tensor_backward():
     """Tensor.backward(create_graph=True) passes create_graph positionally to
     torch.autograd.backward; the wrapper binds the signature, the engine signals agree."""
     x = torch.randn(3, dtype=DT, requires_grad=True)
-    with pm.SecondOrderDetector() as det:
+    with pd.SecondOrderDetector() as det:
         (x.exp() * x).sum().backward(create_graph=True)
     assert det.ops > 0 and det.saved > 0 and det.create_graph_calls == 1
-    with pm.SecondOrderDetector(dispatch=False) as cheap:
+    with pd.SecondOrderDetector(dispatch=False) as cheap:
         (x.exp() * x).sum().backward(create_graph=True)
     assert cheap.saved > 0 and cheap.ops == 0
 
 
 def test_panda_step_is_first_order_and_unrolled_is_not():
     g = game(0)
-    with pm.SecondOrderDetector() as det:
-        pm.panda(g, pm.PandaConfig(iterations=3))
+    with pd.SecondOrderDetector() as det:
+        pd.panda(g, pd.PandaConfig(iterations=3))
     assert not det.fired, det.counts()
-    with pm.SecondOrderDetector() as det:
-        pm.unrolled_gda(g, pm.BaselineConfig(unrolled_iterations=1, unrolled_steps=2))
+    with pd.SecondOrderDetector() as det:
+        pd.unrolled_gda(g, pd.BaselineConfig(unrolled_iterations=1, unrolled_steps=2))
     assert det.fired and det.ops > 0
 
 
 # ------------------------------------------------------------------ methods (short runs)
 def test_panda_decreases_the_penalised_gap_and_records():
     g = game(0)
-    tr = pm.panda(g, pm.PandaConfig(iterations=60, record_every=20, warm_start=False))
+    tr = pd.panda(g, pd.PandaConfig(iterations=60, record_every=20, warm_start=False))
     assert tr.iteration == [0, 20, 40, 60] and len(tr.x) == 4
     assert tr.ni[-1] < tr.ni[0]
     assert tr.rho == pytest.approx([1.0, 1.2, 1.4, 1.6])
 
 
 def test_ignore_response_never_moves_from_zero():
-    tr = pm.ignore_response(game(0), pm.BaselineConfig(ignore_iterations=5, record_every=1))
+    tr = pd.ignore_response(game(0), pd.BaselineConfig(ignore_iterations=5, record_every=1))
     assert all(v == [0.0, 0.0] for v in tr.x)
 
 
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("bad", [
-    lambda: pg.GameConfig(tau=0.0).validate(),
-    lambda: pg.GameConfig(tau=-1.0).validate(),
-    lambda: pg.GameConfig(gamma=1.0).validate(),
-    lambda: pg.GameConfig(gamma=-0.1).validate(),
-    lambda: pg.GameConfig(n_actions=(0, 3)).validate(),
-    lambda: pg.GameConfig(n_actions=(3, 0)).validate(),
-    lambda: pg.GameConfig(n_states=0).validate(),
-    lambda: pg.GameConfig(target="nearest").validate(),
-    lambda: pg.GameConfig(incentive_cost=-1.0).validate(),
-    lambda: pg.make_game(pg.GameConfig(gamma=1.5)),
-    lambda: pg.phi(game(0), torch.zeros(3)),
-    lambda: pg.best_response(game(0), torch.zeros(1, 2), torch.ones(1, 3, 3) / 3, "both"),
-    lambda: pm.PandaConfig(lr=0.0).validate(),
-    lambda: pm.PandaConfig(rho_growth=-0.1).validate(),
-    lambda: pm.PandaConfig(inner="exact").validate(),
+    lambda: pd.GameConfig(tau=0.0).validate(),
+    lambda: pd.GameConfig(tau=-1.0).validate(),
+    lambda: pd.GameConfig(gamma=1.0).validate(),
+    lambda: pd.GameConfig(gamma=-0.1).validate(),
+    lambda: pd.GameConfig(n_actions=(0, 3)).validate(),
+    lambda: pd.GameConfig(n_actions=(3, 0)).validate(),
+    lambda: pd.GameConfig(n_states=0).validate(),
+    lambda: pd.GameConfig(target="nearest").validate(),
+    lambda: pd.GameConfig(incentive_cost=-1.0).validate(),
+    lambda: pd.make_game(pd.GameConfig(gamma=1.5)),
+    lambda: pd.phi(game(0), torch.zeros(3)),
+    lambda: pd.best_response(game(0), torch.zeros(1, 2), torch.ones(1, 3, 3) / 3, "both"),
+    lambda: pd.PandaConfig(lr=0.0).validate(),
+    lambda: pd.PandaConfig(rho_growth=-0.1).validate(),
+    lambda: pd.PandaConfig(inner="exact").validate(),
     lambda: pd.config_for("huge"),
-    lambda: pg.landscape(pg.make_game(pg.GameConfig(n_features=3), 0), 1.0),
-    lambda: pd.ExperimentConfig(game=pg.GameConfig(incentive_cost=0.0)).validate(),
+    lambda: pd.landscape(pd.make_game(pd.GameConfig(n_features=3), 0), 1.0),
+    lambda: pd.ExperimentConfig(game=pd.GameConfig(incentive_cost=0.0)).validate(),
 ], ids=["tau_zero", "tau_negative", "gamma_one", "gamma_negative", "no_max_actions",
         "no_min_actions", "no_states", "bad_target", "negative_cost", "make_game_checks",
         "x_shape", "bad_player", "lr_zero", "rho_shrinking", "bad_inner", "bad_scale",
@@ -285,9 +284,9 @@ def _light(**panda_changes) -> pd.ExperimentConfig:
     base = pd.config_for("quick")
     return dataclasses.replace(
         base, panda=dataclasses.replace(base.panda, **panda_changes),
-        baselines=pm.BaselineConfig(ignore_iterations=1, unrolled_iterations=1,
+        baselines=pd.BaselineConfig(ignore_iterations=1, unrolled_iterations=1,
                                     unrolled_steps=1, implicit_iterations=1),
-        oracle=pm.OracleConfig(grid=5, keep=1, rounds=1), detector_window=2)
+        oracle=pd.OracleConfig(grid=5, keep=1, rounds=1), detector_window=2)
 
 
 def _claim(claims, name):
@@ -319,7 +318,7 @@ def test_failed_computation_gives_nan_claims(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("solver diverged")
 
-    monkeypatch.setattr(pd, "run_experiment", boom)
+    monkeypatch.setattr(importlib.import_module("icml26.panda.claims"), "run_experiment", boom)
     claims = pd.claims_for(pd.config_for("quick"), seed=0, cache=False)
     assert claims and all(math.isnan(c.measured) and not c.holds for c in claims)
     assert all("solver diverged" in c.note for c in claims)

@@ -92,7 +92,7 @@ def test_library_runs_through_the_triton_kernel():
     end to end at a tiny size: soft best responses (policy iteration; 1 state, gamma 0.3)
     and the landscape sweep (Shapley backups + NI certificate) of a 2 x 2 matrix game on a
     2 x 2 grid (gamma = 0 keeps the interpreted Shapley loop to two backups)."""
-    from icml26 import panda_game as pg
+    from icml26 import panda as pg
 
     game = pg.make_game(pg.GameConfig(n_states=1, n_actions=(2, 2), gamma=0.3), seed=0)
     x = torch.tensor([[0.5, -0.5]], dtype=torch.float64)

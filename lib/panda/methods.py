@@ -1,12 +1,10 @@
-"""PANDA, part 2: the methods (PANDA and its baselines), the Phi* oracle and the detector.
-
-See :mod:`icml26.panda` for the paper and the equations; :mod:`icml26.panda_game` for the game.
+"""PANDA, the methods: PANDA itself and its baselines (ignore the response, unrolled
+descent-ascent, implicit differentiation). See :mod:`icml26.panda` for the paper and the
+equations, :mod:`icml26.panda.game` for the game.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
 import math
 import time
 from collections.abc import Callable
@@ -14,108 +12,18 @@ from dataclasses import dataclass, field
 
 import torch
 
-from icml26.panda_game import (
+from icml26.common import check_int
+from icml26.panda.equilibrium import Equilibrium, jacobians, phi, solve_equilibrium
+from icml26.panda.game import (
     DTYPE,
-    Equilibrium,
     MarkovGame,
-    _batch_x,
-    _check_int,
-    _jacobians,
-    _split,
+    batch_x,
     best_response,
-    landscape,
     ni_gap,
-    phi,
-    phi_radius,
     policy_value,
-    solve_equilibrium,
+    split_logits,
     upper_objective,
 )
-
-
-# --------------------------------------------------------------------------- second-order detector
-class SecondOrderDetector:
-    """Detects autograd graphs built *during* a backward pass (i.e. second-order graphs).
-
-    Three independent signals, all counted while the context is active:
-
-    * ``ops`` (with ``dispatch=True``): every ATen op the autograd engine runs inside a
-      backward node (``torch._C._current_autograd_node() is not None``) while grad mode is
-      on -- exactly what ``create_graph=True`` does, whichever API asked for it (a
-      ``TorchDispatchMode``);
-    * ``saved``: tensors saved for a *new* backward node while a backward node runs
-      (``saved_tensors_hooks``): the nodes of the second-order graph itself;
-    * ``create_graph_calls``: calls of ``torch.autograd.grad`` / ``backward`` with
-      ``create_graph=True`` (the spec's wrapper).
-
-    ``fired`` is true when any of them is non-zero. A first-order ``loss.backward()`` runs its
-    backward ops with grad mode off and saves nothing, so it never fires.
-    """
-
-    def __init__(self, dispatch: bool = True):
-        self.dispatch = dispatch  # the op-level signal costs ~3x; the others are ~free
-        self.ops = 0
-        self.saved = 0
-        self.create_graph_calls = 0
-        self._stack = []
-
-    @property
-    def events(self) -> int:
-        return self.ops + self.saved + self.create_graph_calls
-
-    @property
-    def fired(self) -> bool:
-        return self.events > 0
-
-    def counts(self) -> dict:
-        return {"ops": self.ops, "saved": self.saved,
-                "create_graph_calls": self.create_graph_calls, "events": self.events,
-                "dispatch": self.dispatch}
-
-    def __enter__(self):
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        det = self
-
-        class _Mode(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                if torch.is_grad_enabled() and torch._C._current_autograd_node() is not None:
-                    det.ops += 1
-                return func(*args, **(kwargs or {}))
-
-        def pack(t):
-            if torch._C._current_autograd_node() is not None:
-                det.saved += 1
-            return t
-
-        grad, backward = torch.autograd.grad, torch.autograd.backward
-
-        def wrap(func):
-            sig = inspect.signature(func)
-
-            def wrapper(*args, **kwargs):
-                if sig.bind(*args, **kwargs).arguments.get("create_graph"):
-                    det.create_graph_calls += 1
-                return func(*args, **kwargs)
-
-            return wrapper
-
-        grad_wrapper, backward_wrapper = wrap(grad), wrap(backward)
-
-        hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t)
-        mode = _Mode() if self.dispatch else contextlib.nullcontext()
-        hooks.__enter__()
-        mode.__enter__()
-        torch.autograd.grad, torch.autograd.backward = grad_wrapper, backward_wrapper
-        self._stack = [hooks, mode, grad, backward]
-        return self
-
-    def __exit__(self, *exc):
-        hooks, mode, grad, backward = self._stack
-        torch.autograd.grad, torch.autograd.backward = grad, backward
-        mode.__exit__(*exc)
-        hooks.__exit__(*exc)
-        return False
 
 
 # --------------------------------------------------------------------------- methods
@@ -135,8 +43,8 @@ class PandaConfig:
     record_every: int = 10
 
     def validate(self) -> PandaConfig:
-        _check_int("iterations", self.iterations, 1)
-        _check_int("record_every", self.record_every, 1)
+        check_int("iterations", self.iterations, 1)
+        check_int("record_every", self.record_every, 1)
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.inner not in ("danskin", "unrolled"):
@@ -167,7 +75,7 @@ class BaselineConfig:
     def validate(self) -> BaselineConfig:
         for name in ("ignore_iterations", "unrolled_iterations", "unrolled_steps",
                      "implicit_iterations", "record_every"):
-            _check_int(name, getattr(self, name), 1)
+            check_int(name, getattr(self, name), 1)
         if not (self.lr > 0 and self.implicit_lr > 0 and self.unrolled_step_size > 0):
             raise ValueError(f"lr, implicit_lr and unrolled_step_size must be > 0, got "
                              f"{self.lr}, {self.implicit_lr}, {self.unrolled_step_size}")
@@ -204,7 +112,7 @@ def evaluate(game: MarkovGame, trace: Trace) -> Trace:
 def _x0(game, x0):
     if x0 is None:
         return torch.zeros(game.n_features, dtype=DTYPE, device=game.r0.device)
-    return _batch_x(game, x0)[0].clone()
+    return batch_x(game, x0)[0].clone()
 
 
 def panda(game: MarkovGame, cfg: PandaConfig = PandaConfig(), x0=None,
@@ -226,7 +134,7 @@ def panda(game: MarkovGame, cfg: PandaConfig = PandaConfig(), x0=None,
     zp = torch.zeros(1, s, n, dtype=DTYPE, device=x.device)
     zn = torch.zeros(1, s, m, dtype=DTYPE, device=x.device)
     if cfg.warm_start:
-        zp, zn = _split(game, solve_equilibrium(game, x.detach()).z)
+        zp, zn = split_logits(game, solve_equilibrium(game, x.detach()).z)
     zp, zn = zp.clone().requires_grad_(True), zn.clone().requires_grad_(True)
     opt = torch.optim.Adam([{"params": [x], "lr": cfg.lr_x},
                             {"params": [zp, zn], "lr": cfg.lr}])
@@ -309,8 +217,8 @@ def ignore_response(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(),
 def hypergradient(game: MarkovGame, x: torch.Tensor, eq: Equilibrium) -> torch.Tensor:
     """Exact ``dPhi/dx`` by the implicit function theorem at the saddle point ``eq``:
     ``dz*/dx = -(dG/dz)^{-1} dG/dx`` and ``dPhi/dx = df/dx + df/dz . dz*/dx``. ``[B, D]``."""
-    x = _batch_x(game, x)
-    jz, jx = _jacobians(game, eq.z, x, wrt_x=True)
+    x = batch_x(game, x)
+    jz, jx = jacobians(game, eq.z, x, wrt_x=True)
     dz_dx = -torch.linalg.solve(jz, jx)  # [B, K, D]
     s_n = game.n_states
     dpi = 2 * (eq.pi - game.pi_tgt) / s_n
@@ -356,7 +264,7 @@ def unrolled_gda(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(), x0=No
     t0 = time.perf_counter()
     x = _x0(game, x0)[None].requires_grad_(True)
     opt = torch.optim.Adam([x], lr=cfg.lr)
-    zp0, zn0 = _split(game, solve_equilibrium(game, x.detach()).z)  # as PANDA: warm start
+    zp0, zn0 = split_logits(game, solve_equilibrium(game, x.detach()).z)  # as PANDA: warm start
     trace = Trace("unrolled")
     eta = cfg.unrolled_step_size
     for k in range(cfg.unrolled_iterations + 1):
@@ -379,59 +287,3 @@ def unrolled_gda(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(), x0=No
     trace.final_z = torch.cat([zp0.flatten(1), zn0.flatten(1)], -1)
     trace.seconds = time.perf_counter() - t0
     return trace
-
-
-# --------------------------------------------------------------------------- brute force oracle
-@dataclass(frozen=True)
-class OracleConfig:
-    """Brute force for Phi*: a grid over the provable disk, then zoom refinement (ours)."""
-
-    grid: int = 33  # spec probe: 41 x 41 (we use 33 at quick scale)
-    keep: int = 3  # refine this many best grid-local minima
-    rounds: int = 18  # zoom rounds, each halves the half-width of a 5 x 5 stencil
-
-    def validate(self) -> OracleConfig:
-        _check_int("grid", self.grid, 3)
-        _check_int("keep", self.keep, 1)
-        _check_int("rounds", self.rounds, 0)
-        return self
-
-
-def brute_force(game: MarkovGame, cfg: OracleConfig = OracleConfig()) -> dict:
-    """``Phi*`` by exhaustive search: ``Phi`` on a grid over ``[-R, R]^2`` with ``R`` from
-    :func:`phi_radius` (so the global minimiser is inside), then each of the ``keep`` best
-    grid-local minima is refined by zoom grids (5 x 5 stencil, half-width halved per round,
-    Newton warm-started from the centre). Derivative-free: independent of every method.
-    Returns ``{"phi_star", "x_star", "radius", "landscape", "candidates"}``."""
-    cfg.validate()
-    radius = phi_radius(game)
-    land = landscape(game, radius, cfg.grid)
-    F = land["phi"]
-    g = cfg.grid
-    pad = torch.nn.functional.pad(F[None, None], (1, 1, 1, 1), value=math.inf)[0, 0]
-    neigh = torch.stack([pad[1 + i : g + 1 + i, 1 + j : g + 1 + j]
-                         for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0)])
-    is_min = (F <= neigh.min(0).values).reshape(-1)
-    flat = F.reshape(-1)
-    idx = is_min.nonzero()[:, 0]
-    idx = idx[flat[idx].argsort()][: cfg.keep]
-    centers, zc = land["xx"][idx].clone(), land["z"][idx].clone()
-    h = 2 * radius / (g - 1)
-    off = torch.linspace(-1, 1, 5, dtype=DTYPE, device=game.r0.device)
-    stencil = torch.stack(torch.meshgrid(off, off, indexing="xy"), -1).reshape(-1, 2)
-    best = flat[idx].clone()
-    for _ in range(cfg.rounds):
-        pts = (centers[:, None, :] + h * stencil[None]).reshape(-1, 2)
-        z0 = zc[:, None, :].expand(-1, 25, -1).reshape(pts.shape[0], -1)
-        val, eq = phi(game, pts, z0=z0)
-        val = val.reshape(-1, 25)
-        j = val.argmin(-1)
-        rows = torch.arange(len(idx), device=val.device)
-        improve = val[rows, j] <= best
-        centers = torch.where(improve[:, None], pts.reshape(-1, 25, 2)[rows, j], centers)
-        zc = torch.where(improve[:, None], eq.z.reshape(len(idx), 25, -1)[rows, j], zc)
-        best = torch.minimum(best, val[rows, j])
-        h /= 2
-    k = int(best.argmin())
-    return {"phi_star": float(best[k]), "x_star": centers[k].tolist(), "radius": radius,
-            "landscape": land, "candidates": list(zip(best.tolist(), centers.tolist()))}

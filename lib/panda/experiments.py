@@ -1,0 +1,180 @@
+"""PANDA, the experiment: configs per scale, one seed's run of every method against the
+``Phi*`` oracle (cached), and the figures' data (F1 convergence, F2 NI gap, F3 landscape)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+from icml26 import common
+from icml26.panda.detector import SecondOrderDetector
+from icml26.panda.equilibrium import make_game, phi
+from icml26.panda.game import DTYPE, GameConfig, ni_gap, policies
+from icml26.panda.methods import (
+    BaselineConfig,
+    PandaConfig,
+    Trace,
+    evaluate,
+    ignore_response,
+    implicit_oracle,
+    panda,
+    unrolled_gda,
+)
+from icml26.panda.oracle import OracleConfig, brute_force
+
+PAPER = "panda"
+CACHE_VERSION = 1
+METHODS = ("panda", "ignore", "unrolled", "implicit")
+METHOD_LABELS = {
+    "panda": "PANDA (NI penalty, Danskin)",
+    "ignore": "ignore the response",
+    "unrolled": "unrolled descent-ascent",
+    "implicit": "implicit differentiation (oracle)",
+}
+
+#: The spec probe's matrix game: 4 x 4 actions, tau = 0.3, x in R^2 (S = 1, gamma = 0).
+MATRIX_GAME = GameConfig(n_states=1, n_actions=(4, 4), gamma=0.0)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Everything one seed's experiment needs. Defaults = quick scale (the issue's Markov
+    game, S = 3); ``detector_window`` PANDA iterations run under the full detector (its
+    dispatch-mode signal costs ~3x), the whole run under its cheap signals."""
+
+    game: GameConfig = GameConfig()
+    panda: PandaConfig = PandaConfig()
+    baselines: BaselineConfig = BaselineConfig()
+    oracle: OracleConfig = OracleConfig()
+    detector_window: int = 30
+    unrolled_window: int = 2
+    methods: tuple[str, ...] = METHODS  # the dashboard may run a subset; claims need all
+
+    def validate(self) -> ExperimentConfig:
+        self.game.validate()
+        self.panda.validate()
+        self.baselines.validate()
+        self.oracle.validate()
+        if self.game.n_features != 2:
+            raise ValueError(f"the experiment draws a 2-D landscape: n_features must be 2, got "
+                             f"{self.game.n_features}")
+        if not self.game.incentive_cost > 0:
+            raise ValueError(f"the Phi* oracle needs incentive_cost > 0, got "
+                             f"{self.game.incentive_cost}")
+        if self.detector_window < 1 or self.unrolled_window < 1:
+            raise ValueError("detector windows must be >= 1")
+        if "panda" not in self.methods or not set(self.methods) <= set(METHODS):
+            raise ValueError(f"methods must include 'panda' and be drawn from {METHODS}, got "
+                             f"{self.methods!r}")
+        return self
+
+
+SCALES = {
+    "quick": ExperimentConfig(),
+    # closer to the spec probe: 6000 PANDA steps, a 41 x 41 oracle grid, longer baselines
+    "paper": ExperimentConfig(
+        panda=PandaConfig(iterations=6000, record_every=20),
+        baselines=BaselineConfig(ignore_iterations=300, unrolled_iterations=600,
+                                 unrolled_steps=10, implicit_iterations=400, record_every=10),
+        oracle=OracleConfig(grid=41, keep=5, rounds=22)),
+}
+
+
+def config_for(scale: str) -> ExperimentConfig:
+    """The preset named ``scale`` ("quick" | "paper")."""
+    return common.config_for(SCALES, scale)
+
+
+# --------------------------------------------------------------------------- experiment
+def _trace_dict(tr: Trace) -> dict:
+    return {"method": tr.method, "iteration": tr.iteration, "x": tr.x, "ni": tr.ni,
+            "rho": tr.rho, "phi": tr.phi, "seconds": tr.seconds}
+
+
+def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
+                   progress: Callable[[str, float], None] | None = None) -> dict:
+    """One seed: the instance, ``Phi*`` by brute force, every method's trace (with the true
+    ``Phi(x_k)``), the exact final NI gaps and the second-order detector counts. Plain data
+    (lists / floats), so it caches and plots without the classes."""
+    cfg.validate()
+    report = progress or (lambda stage, frac: None)
+    game = make_game(cfg.game, seed)
+    report("oracle", 0.0)
+    oracle = brute_force(game, cfg.oracle)
+    land = oracle.pop("landscape")
+    report("panda", 0.1)
+    with SecondOrderDetector(dispatch=False) as det_run:
+        tr_panda = panda(game, cfg.panda, progress=lambda f: report("panda", 0.1 + 0.5 * f))
+    with SecondOrderDetector() as det_window:
+        panda(game, replace(cfg.panda, iterations=cfg.detector_window))
+    with SecondOrderDetector() as det_unrolled:
+        unrolled_gda(game, replace(cfg.baselines, unrolled_iterations=cfg.unrolled_window))
+    traces = {"panda": tr_panda}
+    runners = {"ignore": ignore_response, "unrolled": unrolled_gda, "implicit": implicit_oracle}
+    for i, name in enumerate(m for m in METHODS[1:] if m in cfg.methods):
+        report(name, 0.65 + 0.1 * i)
+        traces[name] = runners[name](game, cfg.baselines)
+    report("evaluate", 0.95)
+    final = {}
+    for name, tr in traces.items():
+        evaluate(game, tr)
+        x = torch.tensor(tr.x[-1], dtype=DTYPE)
+        pi, nu = policies(game, tr.final_z)
+        final[name] = {"x": tr.x[-1], "phi": tr.phi[-1],
+                       "ni": float(ni_gap(game, x, pi, nu)[0])}
+    report("done", 1.0)
+    return {
+        "seed": seed,
+        "phi_star": oracle["phi_star"], "x_star": oracle["x_star"],
+        "radius": oracle["radius"], "candidates": oracle["candidates"],
+        "x_dag": game.x_dag.tolist(),
+        "phi_zero": float(phi(game, torch.zeros(1, 2, dtype=DTYPE))[0][0]),
+        "landscape": {"x0": land["x0"].tolist(), "x1": land["x1"].tolist(),
+                      "phi": land["phi"].tolist(), "max_ni": land["max_ni"],
+                      "max_residual": land["max_residual"]},
+        "traces": {k: _trace_dict(v) for k, v in traces.items()},
+        "final": final,
+        "detector": {"panda_run": det_run.counts(), "panda_window": det_window.counts(),
+                     "unrolled_window": det_unrolled.counts()},
+    }
+
+
+def experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
+               progress: Callable[[str, float], None] | None = None) -> dict:
+    """:func:`run_experiment` through the on-disk cache (``ICML26_CACHE``)."""
+    return common.cached(PAPER, "experiment", cfg, seed, CACHE_VERSION,
+                  lambda: run_experiment(cfg, seed, progress))
+
+
+# --------------------------------------------------------------------------- figures
+def figure_convergence_data(exp: dict) -> dict:
+    """F1: ``Phi(x_k)`` per method and iteration (long format) and the oracle ``Phi*``."""
+    rows = []
+    for name, tr in exp["traces"].items():
+        for k, v in zip(tr["iteration"], tr["phi"]):
+            rows.append({"method": name, "label": METHOD_LABELS[name], "iteration": k,
+                         "phi": v, "ratio": v / exp["phi_star"]})
+    return {"rows": rows, "phi_star": exp["phi_star"]}
+
+
+def figure_ni_data(exp: dict) -> dict:
+    """F2: PANDA's NI gap and penalty ``rho_k`` against iteration (NI floored at 1e-16 for a
+    log axis), plus the unrolled baseline's NI for contrast (empty when it did not run)."""
+    tr = exp["traces"]["panda"]
+    rows = [{"iteration": k, "ni": max(v, 1e-16), "rho": r}
+            for k, v, r in zip(tr["iteration"], tr["ni"], tr["rho"])]
+    un = exp["traces"].get("unrolled", {"iteration": [], "ni": []})
+    other = [{"iteration": k, "ni": max(v, 1e-16)} for k, v in zip(un["iteration"], un["ni"])]
+    return {"rows": rows, "unrolled": other, "final_ni": exp["final"]["panda"]["ni"]}
+
+
+def figure_landscape_data(exp: dict) -> dict:
+    """F3: ``Phi`` on the oracle's grid (``[i1, i0]``), the trajectories of every method, the
+    oracle minimiser and the hidden design incentive ``x_dag``."""
+    land = exp["landscape"]
+    paths = {name: {"x0": [p[0] for p in tr["x"]], "x1": [p[1] for p in tr["x"]]}
+             for name, tr in exp["traces"].items()}
+    return {"x0": land["x0"], "x1": land["x1"], "phi": land["phi"], "paths": paths,
+            "x_star": exp["x_star"], "x_dag": exp["x_dag"], "radius": exp["radius"]}
