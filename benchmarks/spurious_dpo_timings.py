@@ -38,9 +38,9 @@ def tie_sweep_designs(cfg: sd.SpuriousConfig, seed: int):
     fr, r, n = list(cfg.tie_fractions), cfg.tie_replicates, cfg.n_pairs
     n_tie = [sd.n_ties_for(n, f) for f in fr]
     pref = sd.preference_design(n, cfg.m, cfg.rho, cfg.sigma_eps, cfg.kappa, cfg.d_c,
-                                sd._gen(seed, 5), replicates=r)[:, 0]
+                                sd.substream(seed, 5), replicates=r)[:, 0]
     ties = sd.tie_design(max(n_tie), cfg.m, cfg.rho, cfg.sigma_eps, cfg.d_c,
-                         sd._gen(seed, 6), replicates=r)[:, 0]
+                         sd.substream(seed, 6), replicates=r)[:, 0]
     counts = [c for c in n_tie for _ in range(r)]
     xp, xt = pref.repeat(len(fr), 1, 1), ties.repeat(len(fr), 1, 1)
     batched = sd.make_design(xp, xt, n_tie=counts)

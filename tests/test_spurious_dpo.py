@@ -50,7 +50,7 @@ def test_dpo_gradient_and_hessian_match_autograd(seed, kind, beta, ridge):
 @given(st.floats(-40, 40), st.sampled_from(sd.TIE_LOSSES))
 def test_tie_loss_is_symmetric_in_the_pair_order(z, kind):
     zz = torch.tensor([z, -z], dtype=D)
-    l, d1, d2 = sd._loss_derivs(zz, sd.TIE, kind)
+    l, d1, d2 = sd.loss_derivs(zz, sd.TIE, kind)
     assert abs(float(l[0] - l[1])) <= 1e-12 * max(1.0, abs(z))
     assert abs(float(d1[0] + d1[1])) <= 1e-12 and abs(float(d2[0] - d2[1])) <= 1e-12
 
@@ -74,8 +74,8 @@ def test_swapping_winner_and_loser_flips_the_margin(seed, beta):
     g = torch.Generator().manual_seed(seed)
     win, lose = torch.randn(2, 7, 6, generator=g, dtype=D)
     theta = torch.randn(1, 6, generator=g, dtype=D)
-    z = sd._margins(theta, (win - lose).T[None], beta)
-    z_swapped = sd._margins(theta, (lose - win).T[None], beta)
+    z = sd.margins(theta, (win - lose).T[None], beta)
+    z_swapped = sd.margins(theta, (lose - win).T[None], beta)
     torch.testing.assert_close(z_swapped, -z)
     # and the DPO loss of the swapped pair is the loss of the opposite preference:
     # l(z) - l(-z) = -z (its log-odds), so P(w > l) + P(l > w) = 1
@@ -334,6 +334,6 @@ def test_a_failed_computation_gives_nan_claims_not_an_exception(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("solver diverged")
 
-    monkeypatch.setattr(sd, "figure_neural_data", boom)
+    monkeypatch.setattr(sd.figures, "figure_neural_data", boom)
     (claim,) = sd.neural_claims(CFG, seed=0)
     assert math.isnan(claim.measured) and not claim.holds and "solver diverged" in claim.note

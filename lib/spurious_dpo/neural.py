@@ -13,12 +13,12 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from icml26.spurious_dpo_model import (
+from icml26.spurious_dpo.model import (
     SpuriousConfig,
-    _gen,
     check_n,
     check_tie_fraction,
     n_ties_for,
+    substream,
     w_star,
 )
 
@@ -95,7 +95,7 @@ def train_neural(cfg: SpuriousConfig, seed: int = 0, tie_fractions: Sequence[flo
     cfg.validate()
     for f in tie_fractions:
         check_tie_fraction(f)
-    g = _gen(seed, 40)
+    g = substream(seed, 40)
     r, nf = cfg.mlp_replicates, len(tie_fractions)
     win, lose = response_features(cfg.mlp_pairs, cfg.m, cfg.rho, cfg.sigma_eps, cfg.kappa,
                                   cfg.d_c, g, r)

@@ -1,8 +1,9 @@
 """Closed forms and the near-reference (quadratic-loss) theory of ``icml26.spurious_dpo``.
 
 The exact population optimum, the linearised prediction ``(2/beta)(Sigma + lambda I)^-1 mu``
-and its gradient-descent path, tie training in the same theory, exact accuracies by
-Gauss-Hermite quadrature, and the L2 control matched in ``|theta_s|``. Nothing runs at import.
+and its gradient-descent path, tie training in the same theory (with the live curves the
+dashboard draws), exact accuracies by Gauss-Hermite quadrature, and the R^2 helpers. Nothing
+runs at import.
 """
 
 from __future__ import annotations
@@ -10,18 +11,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from icml26.spurious_dpo_model import (
+from icml26.spurious_dpo.model import (
     DTYPE,
     GH_W,
     GH_X,
     TIE,
     TRAININGS,
-    Design,
     SpuriousConfig,
-    _loss_derivs,
     check_tie_fraction,
-    fit_newton,
-    gradient_hessian,
+    loss_derivs,
     moments,
     w_star,
 )
@@ -92,7 +90,7 @@ def tie_moments(cfg: SpuriousConfig) -> torch.Tensor:
 def tie_curvature(kind: str = "symmetric") -> float:
     """``l''(0)`` of a tie loss: 1/4 (symmetric), ``sech^2(a/2)/2`` (Rao-Kupper),
     ``(1 + nu/2) / (2 + nu)^2`` (Davidson)."""
-    return float(_loss_derivs(torch.zeros(1, dtype=DTYPE), TIE, kind)[2])
+    return float(loss_derivs(torch.zeros(1, dtype=DTYPE), TIE, kind)[2])
 
 
 def tie_quadratic_theory(cfg: SpuriousConfig, fractions, lam=0.0, steps: int | None = None,
@@ -247,36 +245,3 @@ def r_squared(x: torch.Tensor, y: torch.Tensor) -> float:
         return 0.0
     b = float((x * y).sum() / (x**2).sum())
     return 1.0 - float(((y - b * x) ** 2).sum()) / ss
-
-
-def match_l2(design: Design, beta: float, target: torch.Tensor, spurious: slice,
-             iters: int = 40, rtol: float = 1e-7) -> tuple[torch.Tensor, torch.Tensor]:
-    """Plain-L2 DPO whose spurious norm ``|theta_s|`` equals ``target [B]``: the L2 control.
-
-    Safeguarded Newton on ``log lambda`` with a bisection bracket; the derivative comes from
-    the implicit function theorem, ``d theta / d lambda = -H^-1 (beta^2 / 4) theta``. Returns
-    ``(theta [B, p], lambda [B])``; a target at or above unpenalised DPO's gives lambda ~ 0.
-    """
-    b = design.batch
-    lo = torch.full((b,), -14.0, dtype=DTYPE)
-    hi = torch.full((b,), 14.0, dtype=DTYPE)
-    loglam = torch.zeros(b, dtype=DTYPE)
-    theta = None
-    for _ in range(iters):
-        lam = loglam.exp()
-        theta = fit_newton(design, beta, ridge=lam, theta0=theta)
-        ts = theta[:, spurious]
-        norm = ts.norm(dim=-1)
-        gap = norm - target
-        if float((gap.abs() / target.clamp_min(1e-12)).max()) < rtol:
-            break
-        lo = torch.where(gap > 0, loglam, lo)
-        hi = torch.where(gap > 0, hi, loglam)
-        _, _, hess = gradient_hessian(theta, design, beta, lam)
-        dtheta = -torch.linalg.solve(hess, (beta**2 / 4 * theta)[..., None])[..., 0] * lam[:,
-                                                                                           None]
-        slope = (ts * dtheta[:, spurious]).sum(-1) / norm.clamp_min(1e-300)
-        proposal = loglam - gap / slope
-        ok = torch.isfinite(proposal) & (proposal > lo) & (proposal < hi)
-        loglam = torch.where(ok, proposal, (lo + hi) / 2)
-    return theta, loglam.exp()

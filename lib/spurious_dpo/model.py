@@ -1,18 +1,19 @@
-"""The model of ``icml26.spurious_dpo``: config, data, losses, batched solvers, moments.
+"""The model of ``icml26.spurious_dpo``: config, data, losses and population moments.
 
 Log-linear DPO is logistic regression on oriented pair differences; this module holds the
-pieces every figure shares (see ``icml26.spurious_dpo`` for the paper, the equations and what
+pieces every figure shares (see the package docstring for the paper, the equations and what
 is reconstructed). Nothing runs at import.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from icml26 import common
 
 DTYPE = torch.float64
 TIE_LOSSES = ("symmetric", "rao_kupper", "davidson")
@@ -50,6 +51,9 @@ class SpuriousConfig:
     m_grid: tuple[float, ...] = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0)
     rho_grid: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)  # spec F1(b): rho in [0, 1]
     n_grid: tuple[int, ...] = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # spec F2
+    # F2's claims: the 1/n decay is checked over this decade of n_grid (spec: 1e3 -> 1e4), and
+    # the OOD gap at max(n_grid) is compared with the gap at its low end (spec: 1e3)
+    decay_ns: tuple[int, int] = (1_000, 10_000)
     tie_fractions: tuple[float, ...] = (0.0, 0.1, 0.3, 0.5)  # spec F3 x-axis
     replicates: int = 8  # independent data sets per seed behind F2's means (ours)
     tie_replicates: int = 4  # ... and behind F3's (ours)
@@ -67,8 +71,7 @@ class SpuriousConfig:
     mlp_replicates: int = 3
 
     def validate(self) -> None:
-        if int(self.d_c) != self.d_c or self.d_c < 2:
-            raise ValueError(f"d_c must be an integer >= 2, got {self.d_c!r}")
+        common.check_int("d_c", self.d_c, 2)
         for name in ("sigma_eps", "kappa", "beta"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
@@ -78,28 +81,22 @@ class SpuriousConfig:
             raise ValueError(f"rho must be in [-1, 1], got {self.rho!r}")
         for name in ("n_pairs", "n_population"):
             check_n(getattr(self, name), name)
-        for n in self.n_grid:
-            check_n(n, "n_grid entries")
+        for n in (*self.n_grid, *self.decay_ns):
+            check_n(n, "n_grid and decay_ns entries")
+        if len(self.decay_ns) != 2 or not self.decay_ns[0] < self.decay_ns[1]:
+            raise ValueError(f"decay_ns must be two increasing n, got {self.decay_ns!r}")
         for f in (*self.tie_fractions, self.mlp_tie_fraction):
             check_tie_fraction(f)
-        if self.tie_loss not in TIE_LOSSES:
-            raise ValueError(f"tie_loss must be one of {TIE_LOSSES}, got {self.tie_loss!r}")
-        if self.leakage_regime not in ("early_stop", "converged"):
-            raise ValueError("leakage_regime must be 'early_stop' or 'converged', "
-                             f"got {self.leakage_regime!r}")
-        if int(self.early_steps) != self.early_steps or self.early_steps < 1:
-            raise ValueError(f"early_steps must be an integer >= 1, got {self.early_steps!r}")
+        common.check_choice("tie_loss", self.tie_loss, TIE_LOSSES)
+        common.check_choice("leakage_regime", self.leakage_regime, ("early_stop", "converged"))
+        common.check_int("early_steps", self.early_steps, 1)
         if not self.lr > 0 or not self.shrink_lambda >= 0:
             raise ValueError(f"lr must be > 0 and shrink_lambda >= 0, got {self.lr!r}, "
                              f"{self.shrink_lambda!r}")
-        if int(self.far_steps) != self.far_steps or self.far_steps < 0:
-            raise ValueError(f"far_steps must be an integer >= 0 (0 = skip), got "
-                             f"{self.far_steps!r}")
+        common.check_int("far_steps (0 = skip)", self.far_steps, 0)
         for name in ("replicates", "tie_replicates", "mlp_replicates", "mlp_steps",
                      "mlp_hidden"):
-            v = getattr(self, name)
-            if int(v) != v or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            common.check_int(name, getattr(self, name), 1)
         check_n(self.mlp_pairs, "mlp_pairs")
         if not self.far_lr > 0 or not self.mlp_lr > 0:
             raise ValueError(f"far_lr and mlp_lr must be > 0, got {self.far_lr}, {self.mlp_lr}")
@@ -120,14 +117,13 @@ SCALES = {
 
 
 def config_for(scale: str) -> SpuriousConfig:
-    if scale not in SCALES:
-        raise ValueError(f"scale must be one of {sorted(SCALES)}, got {scale!r}")
-    return SCALES[scale]
+    """The preset ``"quick"`` (CI, notebooks) or ``"paper"`` (a patient CPU user)."""
+    return common.config_for(SCALES, scale)
 
 
 def check_n(n: int, name: str = "n") -> None:
-    if int(n) != n or n < 2:
-        raise ValueError(f"{name} must be an integer >= 2 (pairs), got {n!r}")
+    """A number of pairs: an integer >= 2."""
+    common.check_int(name, n, 2)
 
 
 def check_tie_fraction(f: float) -> None:
@@ -145,9 +141,9 @@ def feature_dim(cfg: SpuriousConfig) -> int:
     return cfg.d_c - int(cfg.hidden_causal) + 2
 
 
-def _gen(seed: int, tag: int) -> torch.Generator:
+def substream(seed: int, tag: int) -> torch.Generator:
     """A generator for sub-experiment ``tag`` of ``seed`` (independent streams)."""
-    return torch.Generator().manual_seed(int(seed) * 1_000_003 + 7919 * tag + 17)
+    return common.generator(int(seed) * 1_000_003 + 7919 * tag + 17)
 
 
 # --------------------------------------------------------------------------- data
@@ -236,14 +232,14 @@ def tie_loss(z: torch.Tensor, kind: str = "symmetric") -> torch.Tensor:
     rao_kupper: ``-log(1 - sigma(z - a) - sigma(-z - a))``, up to a constant
     ``log cosh((z-a)/2) + log cosh((z+a)/2)``; davidson: ``-log(nu / (2 cosh(z/2) + nu))``.
     """
-    return _loss_derivs(z, TIE, kind)[0]
+    return loss_derivs(z, TIE, kind)[0]
 
 
 def _logcosh(x: torch.Tensor) -> torch.Tensor:
     return x.abs() + softplus(-2 * x.abs()) - math.log(2.0)
 
 
-def _loss_derivs(z: torch.Tensor, kind_code: int, tie_kind: str):
+def loss_derivs(z: torch.Tensor, kind_code: int, tie_kind: str):
     """``(l, dl/dz, d2l/dz2)`` of the preference (``PREF``) or tie (``TIE``) loss."""
     if kind_code == PREF:
         s, sm = torch.sigmoid(z), torch.sigmoid(-z)  # not 1 - s: no cancellation
@@ -270,161 +266,6 @@ def _loss_derivs(z: torch.Tensor, kind_code: int, tie_kind: str):
         d2 = torch.where(big, torch.zeros_like(h), (1 + 0.5 * nu * ch) / den**2)
         return l, d1, d2
     raise ValueError(f"tie loss must be one of {TIE_LOSSES}, got {tie_kind!r}")
-
-
-# --------------------------------------------------------------------------- training
-@dataclass(frozen=True)
-class Design:
-    """A batch of training sets, padded to common lengths, stored feature-major.
-
-    ``xp [B, p, Np]``: oriented preference differences (columns) with weights ``wp [B, Np]``;
-    ``xt [B, p, Nt]``: tie differences with weights ``wt [B, Nt]`` (``Nt`` may be 0). Weights
-    are 0 on padding and ``1 / n_pref`` elsewhere: the loss is summed over all pairs and
-    divided by the number of preference pairs, so at fixed preference data ties ADD a term
-    ``(n_tie / n_pref) E_tie[l]`` (a mean over all pairs would instead dilute the preference
-    term, which matters under shrinkage or early stopping). (Feature-major makes the three
-    batched products of a Newton step contiguous: ~3x faster on CPU than row-major.)
-    """
-
-    xp: torch.Tensor
-    wp: torch.Tensor
-    xt: torch.Tensor
-    wt: torch.Tensor
-
-    @property
-    def batch(self) -> int:
-        return self.xp.shape[0]
-
-    @property
-    def dim(self) -> int:
-        return self.xp.shape[1]
-
-
-def make_design(pref: torch.Tensor, ties: torch.Tensor | None = None,
-                n_pref: Sequence[int] | None = None, n_tie: Sequence[int] | None = None,
-                ties_as_random_labels: bool = False,
-                gen: torch.Generator | None = None) -> Design:
-    """A :class:`Design` from row-major ``pref [B, Np, p]`` and ``ties [B, Nt, p]``, using
-    the first ``n_pref[b]`` / ``n_tie[b]`` rows of element ``b``. ``ties_as_random_labels`` is
-    the control that feeds the ties to DPO as random wins/losses (a random orientation and
-    the preference loss)."""
-    if pref.ndim != 3:
-        raise ValueError(f"pref must be [B, N, p], got shape {tuple(pref.shape)}")
-    b, np_max, p = pref.shape
-    n_pref = [np_max] * b if n_pref is None else list(n_pref)
-    if len(n_pref) != b or min(n_pref) < 0 or max(n_pref) > np_max:
-        raise ValueError(f"n_pref must list {b} counts in [0, {np_max}], got {n_pref}")
-    wp = (torch.arange(np_max)[None, :] < torch.tensor(n_pref)[:, None]).to(DTYPE)
-    if ties is None:
-        ties = torch.zeros(b, 0, p, dtype=DTYPE)
-    if ties.ndim != 3 or ties.shape[0] != b or ties.shape[2] != p:
-        raise ValueError(f"ties must be [{b}, Nt, {p}], got shape {tuple(ties.shape)}")
-    nt_max = ties.shape[1]
-    n_tie = [nt_max] * b if n_tie is None else list(n_tie)
-    if len(n_tie) != b or min(n_tie) < 0 or max(n_tie) > nt_max:
-        raise ValueError(f"n_tie must list {b} counts in [0, {nt_max}], got {n_tie}")
-    wt = (torch.arange(nt_max)[None, :] < torch.tensor(n_tie)[:, None]).to(DTYPE)
-    per_pref = wp.sum(1, keepdim=True)
-    if (per_pref == 0).any():
-        raise ValueError("every training set needs at least one preference pair")
-    if ties_as_random_labels and nt_max > 0:
-        g = gen if gen is not None else torch.Generator().manual_seed(0)
-        sign = torch.where(torch.rand(b, nt_max, generator=g) < 0.5, 1.0, -1.0).to(DTYPE)
-        pref = torch.cat([pref, ties * sign[..., None]], 1)
-        wp = torch.cat([wp, wt], 1)
-        ties, wt = ties[:, :0], wt[:, :0]
-    return Design(pref.to(DTYPE).transpose(1, 2).contiguous(), wp / per_pref,
-                  ties.to(DTYPE).transpose(1, 2).contiguous(), wt / per_pref)
-
-
-def _margins(theta: torch.Tensor, x: torch.Tensor, beta: float) -> torch.Tensor:
-    """``beta theta . x`` for feature-major ``x [B, p, N]``: ``[B, N]``."""
-    return beta * torch.bmm(theta[:, None, :], x)[:, 0]
-
-
-def _ridge(ridge, theta: torch.Tensor, beta: float) -> torch.Tensor:
-    """Per-element coefficient ``beta^2 lambda / 4`` of the shrinkage gradient: ``[B]``."""
-    r = torch.as_tensor(ridge, dtype=theta.dtype)
-    if (r < 0).any():
-        raise ValueError(f"shrinkage lambda must be >= 0, got {ridge}")
-    return beta**2 * r.expand(theta.shape[0]) / 4
-
-
-def objective(theta: torch.Tensor, design: Design, beta: float, ridge=0.0,
-              tie_kind: str = "symmetric") -> torch.Tensor:
-    """Loss ``sum_i w_i l(beta theta . x_i) + (beta^2 lambda / 8) |theta|^2``: ``[B]``.
-
-    ``theta [B, p]``; ``ridge`` = lambda, a scalar or ``[B]``. Differentiable (the gradient
-    test checks :func:`gradient_hessian` against autograd).
-    """
-    out = (design.wp * _loss_derivs(_margins(theta, design.xp, beta), PREF, tie_kind)[0]).sum(1)
-    if design.xt.shape[-1]:
-        lt = _loss_derivs(_margins(theta, design.xt, beta), TIE, tie_kind)[0]
-        out = out + (design.wt * lt).sum(1)
-    return out + _ridge(ridge, theta, beta) / 2 * (theta**2).sum(-1)
-
-
-def gradient_hessian(theta: torch.Tensor, design: Design, beta: float, ridge=0.0,
-                     tie_kind: str = "symmetric", hessian: bool = True):
-    """Objective ``[B]``, analytic gradient ``[B, p]`` and Hessian ``[B, p, p]`` (or None)
-    of :func:`objective`, in one pass over the data."""
-    r = _ridge(ridge, theta, beta)
-    value = r / 2 * (theta**2).sum(-1)
-    grad = r[:, None] * theta
-    hess = r[:, None, None] * torch.eye(theta.shape[-1], dtype=theta.dtype) if hessian else None
-    for x, w, code in ((design.xp, design.wp, PREF), (design.xt, design.wt, TIE)):
-        if x.shape[-1] == 0:
-            continue
-        l, d1, d2 = _loss_derivs(_margins(theta, x, beta), code, tie_kind)
-        value = value + (w * l).sum(1)
-        grad = grad + beta * torch.bmm(x, (w * d1)[..., None])[..., 0]
-        if hessian:
-            hess = hess + beta**2 * torch.bmm(x * (w * d2)[:, None, :], x.transpose(1, 2))
-    return value, grad, hess
-
-
-def fit_newton(design: Design, beta: float, ridge=0.0, tie_kind: str = "symmetric",
-               theta0: torch.Tensor | None = None, max_iter: int = 60,
-               tol: float = 1e-18) -> torch.Tensor:
-    """Converged (optionally shrunk) DPO: damped Newton on :func:`objective`, every batch
-    element at once; stops when every Newton decrement ``g' H^-1 g`` is below ``tol``.
-
-    Armijo backtracking per element. An unpenalised, linearly separable set has no optimum:
-    ``max_iter`` bounds the slow divergence and the result stays finite. Returns ``[B, p]``.
-    """
-    b, p = design.batch, design.dim
-    theta = torch.zeros(b, p, dtype=DTYPE) if theta0 is None else theta0.clone()
-    eye = torch.eye(p, dtype=DTYPE)
-    for _ in range(max_iter):
-        f0, grad, hess = gradient_hessian(theta, design, beta, ridge, tie_kind)
-        step = torch.linalg.solve(hess + 1e-12 * eye, grad[..., None])[..., 0]
-        decrement = (grad * step).sum(-1)
-        if float(decrement.max()) < tol:
-            break
-        t = torch.ones(b, dtype=DTYPE)
-        slack = 1e-12 * f0.abs()  # rounding: near the optimum f1 == f0 up to ulps
-        for _ in range(40):  # Armijo backtracking, per element
-            f1 = objective(theta - t[:, None] * step, design, beta, ridge, tie_kind)
-            bad = ~(f1 <= f0 - 1e-4 * t * decrement + slack) & (decrement > tol)
-            if not bad.any():
-                break
-            t = torch.where(bad, t / 2, t)
-        theta = theta - t[:, None] * step
-    return theta
-
-
-def fit_gd(design: Design, beta: float, steps: int, lr: float, ridge=0.0,
-           tie_kind: str = "symmetric", record: bool = False):
-    """Early-stopped DPO: ``steps`` full-batch gradient steps of size ``lr`` from the
-    reference ``theta = 0``. Returns ``theta [B, p]`` (and the path ``[steps + 1, B, p]``)."""
-    theta = torch.zeros(design.batch, design.dim, dtype=DTYPE)
-    path = [theta]
-    for _ in range(int(steps)):
-        _, grad, _ = gradient_hessian(theta, design, beta, ridge, tie_kind, hessian=False)
-        theta = theta - lr * grad
-        if record:
-            path.append(theta)
-    return (theta, torch.stack(path)) if record else theta
 
 
 # --------------------------------------------------------------------------- moments
