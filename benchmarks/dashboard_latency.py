@@ -23,10 +23,12 @@ import csv
 import datetime
 import os
 import platform
+import sys
 from pathlib import Path
 
-from icml26 import papers
-from icml26.dashboards.browser import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ui"))
+
+from browser import (  # noqa: E402 - test helpers, found through the path above
     all_apps,
     launch,
     median,
@@ -34,6 +36,8 @@ from icml26.dashboards.browser import (
     serve_in_thread,
     slider_steps,
 )
+
+from icml26 import papers  # noqa: E402
 
 OUT = Path(__file__).with_name("dashboard_latency.csv")
 

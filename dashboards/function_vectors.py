@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 from icml26 import function_vectors as fvlib
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, paper_page
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",

@@ -22,7 +22,7 @@ import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, paper_page
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}

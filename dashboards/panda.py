@@ -17,8 +17,8 @@ import panel as pn
 import param
 
 from icml26 import panda as lib
-from icml26.dashboards.page import ExplorerBase, paper_page
-from icml26.dashboards.runview import run_results
+from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26.dashboards.app.runview import run_results
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}

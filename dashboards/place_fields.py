@@ -25,7 +25,7 @@ import param
 import torch
 
 from icml26 import place_fields as pf
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, paper_page
 from icml26.place_fields import lm
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}

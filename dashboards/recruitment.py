@@ -20,9 +20,7 @@ import param
 import torch
 
 from icml26 import recruitment as rec
-from icml26.dashboards import perf
-from icml26.dashboards.live import Line
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
@@ -93,8 +91,6 @@ class RecruitmentExplorer(ExplorerBase):
         self._mc: dict | None = None
         self._misspec: dict | None = None
         self._plot_data_memo: tuple | None = None
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -126,7 +122,7 @@ class RecruitmentExplorer(ExplorerBase):
 
         Memoised on the settings and the Run results: a slider step redraws two views from
         one computation."""
-        key = (perf.settings_key(self), id(self._mc), id(self._misspec))
+        key = (self.settings_key(), id(self._mc), id(self._misspec))
         if self._plot_data_memo is None or self._plot_data_memo[0] != key:
             self._plot_data_memo = (key, self._compute_plot_data())
         return self._plot_data_memo[1]
@@ -161,122 +157,87 @@ class RecruitmentExplorer(ExplorerBase):
         return data
 
     # ------------------------------------------------------------------ views
-    def _message_plot(self, text: str) -> hv.Element:
-        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, min_height=300)
-
-    # Live views: drawn once per document, then updated in place by a LiveFigure (each
-    # step writes only the new columns; see dashboards/live.py). ``*_layers`` give the same
-    # numbers layer by layer, or None while the settings are invalid.
+    # Live figures: each is one function returning a Chart (numbers and labels), drawn once
+    # and then updated in place (dashboards/app/live.py); None keeps the last valid figure
+    # while the settings are invalid (the alert says why).
     _DP = ["budget", "rounds", "m0", "family", "mean_capacity", "k_max", "heterogeneity",
            "discount", "pitfall"]
     _SURVIVAL = ["family", "mean_capacity", "k_max", "heterogeneity"]
     _VALUE_KEYS = ("dp", "uniform", "spend_all")
 
     @param.depends(*_DP)
-    def value_view(self) -> hv.Overlay:
+    def value_chart(self) -> Chart | None:
         """Exact value of the DP policy and of two spend schedules vs budget (F2, exact)."""
-        d = self.plot_data()  # invalid settings: empty curves, the alert says why
-        curves = [hv.Curve((d["budget"], d[k]), "budget B", "expected recruits",
-                           label=rec.POLICY_LABELS[k]).opts(color=POLICY_COLORS[k])
-                  for k in self._VALUE_KEYS]
-        return hv.Overlay(curves).opts(
-            title="Exact value in the surrogate model (rounds T, seeds m0 as set)",
-            legend_position="top_left", responsive=True, min_height=300)
-
-    def _value_layers(self) -> list | None:
         if self._error():
             return None
         d = self.plot_data()
-        return [Line(d["budget"], d[k]) for k in self._VALUE_KEYS]
+        return Chart(f"Exact value in the surrogate model (T = {self.rounds}, m0 = {self.m0})",
+                     "budget B (coupons)", "expected recruits",
+                     [Series(POLICY_COLORS[k], d["budget"], d[k], rec.POLICY_LABELS[k])
+                      for k in self._VALUE_KEYS])
 
     @param.depends(*_DP)
-    def spend_view(self) -> hv.Overlay:
+    def spend_chart(self) -> Chart | None:
         """Optimal first-round spend vs budget: below the diagonal, the DP saves coupons."""
-        d = self.plot_data()
-        diag = hv.Curve((d["budget"], d["budget"]), "budget B", "first-round spend",
-                        label="spend everything").opts(color="grey", line_dash="dashed")
-        spend = hv.Curve((d["budget"], d["first_spend"]), "budget B", "first-round spend",
-                         label="DP optimum").opts(color=POLICY_COLORS["dp"])
-        return (diag * spend).opts(title="Coupons spent in round 1", legend_position="top_left",
-                                   responsive=True, min_height=300)
-
-    def _spend_layers(self) -> list | None:
         if self._error():
             return None
         d = self.plot_data()
-        return [Line(d["budget"], d["budget"]), Line(d["budget"], d["first_spend"])]
+        return Chart("Coupons spent in round 1", "budget B (coupons)",
+                     "first-round spend (coupons)",
+                     [Series("grey", d["budget"], d["budget"], "spend everything",
+                             dash="dashed"),
+                      Series(POLICY_COLORS["dp"], d["budget"], d["first_spend"], "DP optimum")])
 
     @param.depends(*_SURVIVAL)
-    def survival_view(self) -> hv.Overlay:
+    def survival_chart(self) -> Chart | None:
         """Marginal survival P(C >= j): the population and two tilted individuals (F1)."""
-        d = self.plot_data()
-        j = np.arange(1, len(d["survival_population"]) + 1)
-        lo, hi = d["survival_tilted"]
-        h = self.heterogeneity
-        return hv.Overlay([
-            hv.Curve((j, d["survival_population"]), "coupon j", "P(C >= j)",
-                     label="population").opts(color="black"),
-            hv.Curve((j, lo), "coupon j", "P(C >= j)", label=f"theta = -{h:g}")
-            .opts(color=SURVIVAL_COLORS[0]),
-            hv.Curve((j, hi), "coupon j", "P(C >= j)", label=f"theta = +{h:g}")
-            .opts(color=SURVIVAL_COLORS[1]),
-        ]).opts(title="Marginal survival probabilities", legend_position="top_right",
-                responsive=True, min_height=300)
-
-    def _survival_layers(self) -> list | None:
         if self._error():
             return None
         d = self.plot_data()
         j = np.arange(1, len(d["survival_population"]) + 1)
         lo, hi = d["survival_tilted"]
         h = self.heterogeneity
-        return [Line(j, d["survival_population"]), Line(j, lo, f"theta = -{h:g}"),
-                Line(j, hi, f"theta = +{h:g}")]
+        return Chart("Marginal survival probabilities", "coupon index j", "P(C >= j)",
+                     [Series("black", j, d["survival_population"], "population"),
+                      Series(SURVIVAL_COLORS[0], j, lo, f"theta = -{h:g}"),
+                      Series(SURVIVAL_COLORS[1], j, hi, f"theta = +{h:g}")])
 
-    def live_figures(self) -> list[tuple]:
-        """``(view, layers)`` of each live figure, in page order (see ``LiveFigure``)."""
-        return [(self.value_view, self._value_layers), (self.spend_view, self._spend_layers),
-                (self.survival_view, self._survival_layers)]
+    def live_charts(self) -> list:
+        return [self.value_chart, self.spend_chart, self.survival_chart]
 
-    @param.depends("run")
+    @param.depends("run_done")
     def mc_view(self) -> hv.Overlay | hv.Element:
         """Monte Carlo value (± 2 SE) of every policy in the heterogeneous simulator."""
         if self._mc is None:
-            return self._message_plot("Press Run for the Monte Carlo comparison")
+            return message_plot("Press Run for the Monte Carlo comparison")
         return plot_value_vs_budget(self._mc)
 
-    @param.depends("run")
+    @param.depends("run_done")
     def misspec_view(self) -> hv.Overlay | hv.Element:
         """Realised loss of planning with a misspecified pmf vs the bound (F4)."""
         if self._misspec is None:
-            return self._message_plot("Press Run for the misspecification sweep")
+            return message_plot("Press Run for the misspecification sweep")
         return plot_misspec(self._misspec)
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        err = self._error()
-        if err:
+        if self._error():
             return
         cfg = self.config()
         policies = [p for p in rec.POLICIES if p in self.policies] or ["dp"]
-        steps = len(cfg.budgets) + 1
-        self._progress.visible, self._progress.value = True, 0
 
-        def tick(_budget, done=[0]):  # noqa: B006 - a counter local to this run
-            done[0] += 1
-            self._progress.value = int(100 * done[0] / steps)
+        def monte_carlo():
+            mc = rec.figure_value_vs_budget_data(cfg, self.seed, policies)
+            return {**mc, "policies": policies}
 
-        try:
-            mc = rec.figure_value_vs_budget_data(cfg, self.seed, policies, progress=tick)
-            mc["policies"] = policies
-            self._mc = mc
-            self._misspec = rec.figure_misspec_data(cfg)
-            self._progress.value = 100
-        except ValueError as e:  # defensive: config() validated, but never kill the server
-            self._alert.object, self._alert.visible = str(e), True
-        finally:
-            self._progress.visible = False
+        def keep(results):
+            self._mc, self._misspec = results
+
+        self.run_stages([
+            (f"Monte Carlo of {len(policies)} policies at budgets {list(cfg.budgets)} "
+             f"({cfg.mc_reps} runs each)", monte_carlo),
+            ("misspecification sweep (exact DP per eps)", lambda: rec.figure_misspec_data(cfg)),
+        ], keep)
 
     @param.depends("budget", "rounds", "m0", "family", "mean_capacity", "k_max",
                    "heterogeneity", "discount", "pitfall", watch=True, on_init=True)
@@ -298,7 +259,7 @@ class RecruitmentExplorer(ExplorerBase):
                        sizing_mode="stretch_width")
         return pn.Row(
             pn.Column(controls, width=320),
-            pn.Column(self._alert, live, survival, self._progress, heavy,
+            pn.Column(self._alert, live, survival, self.run_status, heavy,
                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
@@ -322,16 +283,18 @@ def plot_value_vs_budget(data: dict, policies=None) -> hv.Overlay:
                                    legend_position="top_left", responsive=True, min_height=300)
 
 
-def plot_misspec(data: dict) -> hv.Overlay:
-    """F4: realised loss, frontier term, transition term and bound vs eps."""
-    rows = data["rows"]
+def plot_misspec(data: dict, toward: int | None = None) -> hv.Overlay:
+    """F4: realised loss, frontier term, transition term and bound vs eps, for the
+    misspecification toward capacity ``toward`` (default: the first direction swept)."""
+    toward = data["toward"][0] if toward is None else toward
+    rows = [r for r in data["rows"] if r["toward"] == toward]
     eps = [r["eps"] for r in rows]
     series = {"loss": "realised loss", "frontier_term": "frontier term",
               "transition_term": "transition term", "bound": "bound (sum)"}
     return hv.Overlay([hv.Curve((eps, [r[k] for r in rows]), "eps", "recruits", label=v)
                        for k, v in series.items()]).opts(
-        title="Robustness to a misspecified capacity pmf", legend_position="top_left",
-        responsive=True, min_height=300)
+        title=f"Misspecified pmf, mass moved to capacity {toward}",
+        legend_position="top_left", responsive=True, min_height=300)
 
 
 def plot_survival(data: dict) -> hv.Overlay:

@@ -22,9 +22,7 @@ import panel as pn
 import param
 
 from icml26 import spurious_dpo as sd
-from icml26.dashboards import perf
-from icml26.dashboards.live import Line
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
           "hidden_converged": "#9467bd", "ties": "#d62728", "random_labels": "#ff7f0e",
@@ -47,28 +45,55 @@ def _opts(el, title: str, legend: str = "top_left"):
     return el.opts(title=title, legend_position=legend, responsive=True, min_height=280)
 
 
-def mean_bias_plot(theory: dict, fitted=None) -> hv.Overlay:
+def mean_bias_chart(theory: dict, fitted=None, n_fit: int | None = None) -> Chart:
     """Channel 1: the line 2m/(beta sigma^2) and, if given, the fitted theta_s1 vs m (F1a)."""
-    layers = [hv.Curve((theory["m"], theory["theta_s1_theory"]), "m (mean spurious bias)",
-                       "θ_s1", label="theory 2m / (β σ²)").opts(color="black")]
+    series = [Series("black", theory["m"], theory["theta_s1_theory"], "theory 2m / (β σ²)")]
     if fitted is not None:
-        layers.append(hv.Scatter((fitted.m, fitted.theta_s1), "m (mean spurious bias)", "θ_s1",
-                                 label="converged fit (n = 1e5)").opts(color=COLORS["converged"],
-                                                                       size=8))
-    return _opts(hv.Overlay(layers), "Mean-bias channel: θ_s1 = 2m/(βσ²) at any n")
+        series.append(Series(COLORS["converged"], fitted.m, fitted.theta_s1,
+                             f"converged fit (n = {n_fit:.0e})" if n_fit else "converged fit",
+                             kind="scatter"))
+    return Chart("Mean-bias channel: θ_s1 = 2m/(βσ²) at any n", "m (mean spurious bias)",
+                 "spurious weight θ_s1", series)
 
 
-def theory_leakage_plot(theory: dict, steps: int, lr: float, lam: float) -> hv.Overlay:
+def theory_leakage_chart(theory: dict, steps: int, lr: float, lam: float) -> Chart:
     """Channel 2 in the quadratic theory: theta_s2 vs rho for the three regimes."""
     rho = theory["rho"]
-    return _opts(hv.Overlay([
-        hv.Curve((rho, theory["leak_early_stop"]), "ρ", "θ_s2",
-                 label=f"early stop ({steps} × lr {lr:g})").opts(color=COLORS["early_stop"]),
-        hv.Curve((rho, theory["leak_shrunk"]), "ρ", "θ_s2",
-                 label=f"shrinkage λ = {lam:g}").opts(color=COLORS["shrunk"]),
-        hv.Curve((rho, theory["leak_converged"]), "ρ", "θ_s2",
-                 label="converged (quadratic model)").opts(color=COLORS["converged"])]),
-        "Leakage, near-reference theory (2/β)(Σ + λI)⁻¹μ")
+    return Chart("Leakage, near-reference theory", "ρ (causal-spurious correlation)",
+                 "spurious weight θ_s2", [
+                     Series(COLORS["early_stop"], rho, theory["leak_early_stop"],
+                            f"early stop ({steps} × lr {lr:g})"),
+                     Series(COLORS["shrunk"], rho, theory["leak_shrunk"],
+                            f"shrinkage λ = {lam:g}"),
+                     Series(COLORS["converged"], rho, theory["leak_converged"],
+                            "converged (quadratic model)")])
+
+
+def theory_ties_chart(theory: dict, tie_loss: str, tie_fraction: float | None = None) -> Chart:
+    """Ties vs plain L2 at matched |theta_s| in the quadratic theory, relative to DPO."""
+    fr = theory["tie_fraction"]
+    series = [Series(COLORS["ties"], fr, theory["ties_spurious"], f"ties ({tie_loss}): θ_s1"),
+              Series(COLORS["ties"], fr, theory["ties_causal"], "ties: θ_c·w*", dash="dashed"),
+              Series(COLORS["l2_matched"], fr, theory["l2_causal"],
+                     "L2 at the same |θ_s|: θ_c·w*", dash="dashed")]
+    if tie_fraction is not None:
+        series.append(Series("grey", kind="vline", at=tie_fraction))
+    return Chart("Tie training vs L2 (quadratic theory)", "tie fraction (of all data)",
+                 "weight relative to DPO", series)
+
+
+def deployment_chart(theory: dict, tie_fraction: float, training: str,
+                     marks: tuple[float, float] | None = None) -> Chart:
+    """Exact accuracy vs the deployment bias m' for DPO and DPO + ties; ``marks`` = (training
+    m, test m') draws them as dotted / dashed lines."""
+    series = [Series(COLORS["dpo"], theory["test_m"], theory["acc_dpo"], f"DPO ({training})"),
+              Series(COLORS["ties"], theory["test_m"], theory["acc_ties"],
+                     f"DPO + ties ({tie_fraction:.0%})")]
+    if marks is not None:
+        series += [Series("black", kind="vline", at=marks[0], dash="dotted"),
+                   Series("grey", kind="vline", at=marks[1], dash="dashed")]
+    return Chart("Deployment (dotted: training m, dashed: m')", "test-time bias m'",
+                 "accuracy (share of pairs)", series)
 
 
 def leakage_plot(leakage, far: bool = True) -> hv.Overlay:
@@ -259,9 +284,6 @@ class SpuriousDPOExplorer(ExplorerBase):
     def __init__(self, **params):
         self._result: dict | None = None
         self._config_memo: tuple | None = None
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                sizing_mode="stretch_width")
-        self._stage = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -274,7 +296,7 @@ class SpuriousDPOExplorer(ExplorerBase):
 
         Memoised per settings: validation solves an eigenproblem (the stable step size), and
         every view and the error check ask for the config on each slider step."""
-        key = perf.settings_key(self)
+        key = self.settings_key()
         if self._config_memo is None or self._config_memo[0] != key:
             try:
                 self._config_memo = (key, self._build_config(), "")
@@ -323,102 +345,65 @@ class SpuriousDPOExplorer(ExplorerBase):
         return data
 
     # ------------------------------------------------------------------ views
-    def _message_plot(self, text: str) -> hv.Element:
-        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, min_height=280)
-
-    # Live views: drawn once per document, then updated in place by a LiveFigure (each
-    # step writes only the new columns; a DynamicMap re-render of these four overlays cost
-    # ~2.9x the trivial app's latency). ``*_layers`` give the same numbers layer by layer,
-    # or None while the settings are invalid (the figure keeps the last valid state).
+    # Live views: each returns a Chart, drawn once and then updated in place (each step
+    # writes only the new columns; a DynamicMap re-render of these four overlays cost ~2.9x
+    # the trivial app's latency); None keeps the last valid figure while the settings are
+    # invalid (the alert says why).
     _MEAN_BIAS = ["beta", "sigma_eps"]
     _DEPLOYMENT = [*_THEORY, "tie_loss", "training", "tie_fraction", "test_shift_m"]
     _TIES = [*_THEORY, "tie_loss", "training", "tie_fraction"]
 
     @param.depends(*_MEAN_BIAS)
-    def mean_bias_view(self) -> hv.Overlay:
+    def mean_bias_view(self) -> Chart | None:
         """Channel 1: the population optimum's theta_s1 = 2m/(beta sigma^2) (exact). The
         training m is the dotted line of the deployment view (a marker here would redraw
         this plot on every m step, for no new number)."""
-        return mean_bias_plot(self.plot_data())
-
-    def _mean_bias_layers(self) -> list | None:
-        if self._error():
-            return None
-        d = self.plot_data()
-        return [Line(d["m"], d["theta_s1_theory"])]
+        return None if self._error() else mean_bias_chart(self.plot_data())
 
     @param.depends(*_THEORY)
-    def leakage_view(self) -> hv.Overlay:
+    def leakage_view(self) -> Chart | None:
         """Channel 2: theta_s2 vs rho in the near-reference (quadratic-loss) theory."""
-        return theory_leakage_plot(self.plot_data(), self.early_steps, self.lr,
-                                   self.shrink_lambda)
-
-    def _leakage_layers(self) -> list | None:
-        if self._error():
-            return None
-        d = self.plot_data()
-        return [Line(d["rho"], d["leak_early_stop"],
-                     f"early stop ({self.early_steps} × lr {self.lr:g})"),
-                Line(d["rho"], d["leak_shrunk"], f"shrinkage λ = {self.shrink_lambda:g}"),
-                Line(d["rho"], d["leak_converged"])]
+        return None if self._error() else theory_leakage_chart(
+            self.plot_data(), self.early_steps, self.lr, self.shrink_lambda)
 
     @param.depends(*_DEPLOYMENT)
-    def deployment_view(self) -> hv.Overlay:
+    def deployment_view(self) -> Chart | None:
         """Exact accuracy vs the deployment bias m' for DPO and DPO + ties (quadratic
         theory in the selected regime), with the training m (dotted) and m' (dashed)."""
-        return deployment_plot(self.plot_data(), self.tie_fraction, self.training,
-                               marks=(self.m, self.test_shift_m))
-
-    def _deployment_layers(self) -> list | None:
-        if self._error():
-            return None
-        d = self.plot_data()
-        return [Line(d["test_m"], d["acc_dpo"], f"DPO ({self.training})"),
-                Line(d["test_m"], d["acc_ties"], f"DPO + ties ({self.tie_fraction:.0%})"),
-                self.m, self.test_shift_m]
+        return None if self._error() else deployment_chart(
+            self.plot_data(), self.tie_fraction, self.training,
+            marks=(self.m, self.test_shift_m))
 
     @param.depends(*_TIES)
-    def ties_view(self) -> hv.Overlay:
+    def ties_view(self) -> Chart | None:
         """Ties vs plain L2 at matched |theta_s| (quadratic theory), relative to DPO."""
-        return theory_ties_plot(self.plot_data(), self.tie_loss, self.tie_fraction)
+        return None if self._error() else theory_ties_chart(
+            self.plot_data(), self.tie_loss, self.tie_fraction)
 
-    def _ties_layers(self) -> list | None:
-        if self._error():
-            return None
-        d = self.plot_data()
-        return [Line(d["tie_fraction"], d["ties_spurious"], f"ties ({self.tie_loss}): θ_s1"),
-                Line(d["tie_fraction"], d["ties_causal"]),
-                Line(d["tie_fraction"], d["l2_causal"]), self.tie_fraction]
+    def live_charts(self) -> list:
+        return [self.mean_bias_view, self.leakage_view, self.deployment_view, self.ties_view]
 
-    def live_figures(self) -> list[tuple]:
-        """``(view, layers)`` of each live figure, in page order (see ``LiveFigure``)."""
-        return [(self.mean_bias_view, self._mean_bias_layers),
-                (self.leakage_view, self._leakage_layers),
-                (self.deployment_view, self._deployment_layers),
-                (self.ties_view, self._ties_layers)]
-
-    @param.depends("run")
+    @param.depends("run_done")
     def run_leakage_view(self) -> hv.Overlay | hv.Element:
         """Fitted theta_s2 vs rho in every regime, with the linearised predictions dashed."""
         if self._result is None:
-            return self._message_plot("Press Run to fit the channels at n pairs")
+            return message_plot("Press Run to fit the channels at n pairs")
         return leakage_plot(self._result["channels"]["leakage"]).opts(
             title=f"Fitted leakage, n = {self._result['n']}")
 
-    @param.depends("run")
+    @param.depends("run_done")
     def run_irreducible_view(self) -> hv.Layout | hv.Element:
         """theta_s1, accuracies and the estimation error vs n (mean over replicates)."""
         if self._result is None:
-            return self._message_plot("Press Run for the sweep over n")
+            return message_plot("Press Run for the sweep over n")
         d = self._result["irreducible"]
         return irreducible_plot(d["rows"], d["theta_s1_pop"])
 
-    @param.depends("run")
+    @param.depends("run_done")
     def run_ties_view(self) -> hv.Layout | hv.Element:
         """Fitted |theta_s1| relative to DPO, theta_c.w* and accuracies vs tie fraction."""
         if self._result is None:
-            return self._message_plot("Press Run for the tie sweep")
+            return message_plot("Press Run for the tie sweep")
         return ties_plot(self._result["ties"]["rows"])
 
     @param.depends("run", watch=True)
@@ -431,19 +416,14 @@ class SpuriousDPOExplorer(ExplorerBase):
         tie_n = min(cfg.n_pairs, TIE_N_CAP)
         stage_cfg = {"channels": cfg, "irreducible": cfg,
                      "ties": replace(cfg, n_pairs=tie_n)}
-        self._progress.visible, self._progress.value = True, 0
-        try:
-            result = {"n": cfg.n_pairs, "tie_n": tie_n}
-            for i, (stage, doing) in enumerate(RUN_STAGES):
-                self._stage.object = f"*{i + 1}/{len(RUN_STAGES)}: {doing}…*"
-                result[stage] = _run_stage(stage, stage_cfg[stage], int(self.seed))
-                self._progress.value = int(100 * (i + 1) / len(RUN_STAGES))
-            self._result = result
-        except (ValueError, RuntimeError) as e:  # never kill the server from a callback
-            self._show_error(f"Run failed: {e}")
-        finally:
-            self._progress.visible = False
-            self._stage.object = ""
+        seed = int(self.seed)
+
+        def keep(results):
+            self._result = {"n": cfg.n_pairs, "tie_n": tie_n,
+                            **dict(zip((stage for stage, _ in RUN_STAGES), results))}
+
+        self.run_stages([(doing, functools.partial(_run_stage, stage, stage_cfg[stage], seed))
+                         for stage, doing in RUN_STAGES], keep)
 
     @param.depends(*_MODEL, watch=True, on_init=True)
     def _update_alert(self) -> None:
@@ -462,7 +442,7 @@ class SpuriousDPOExplorer(ExplorerBase):
                 self._alert,
                 pn.Row(mean_bias, leakage, sizing_mode="stretch_width"),
                 pn.Row(deployment, ties, sizing_mode="stretch_width"),
-                self._progress, self._stage,
+                self.run_status,
                 pn.panel(self.run_leakage_view, sizing_mode="stretch_width"),
                 pn.panel(self.run_irreducible_view, sizing_mode="stretch_width"),
                 pn.panel(self.run_ties_view, sizing_mode="stretch_width"),

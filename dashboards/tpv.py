@@ -24,7 +24,7 @@ import param
 import torch
 
 from icml26 import tpv
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, paper_page
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV

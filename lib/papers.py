@@ -16,11 +16,16 @@ class Paper:
     slug: str
     title: str
     arxiv: str  # "" when no arXiv id was found
-    status: str  # "reproduced" | "planned"
+    status: str  # "reproduced" | "blocked" (built; a binding claim fails) | "planned"
 
     @property
     def reproduced(self) -> bool:
         return self.status == "reproduced"
+
+    @property
+    def built(self) -> bool:
+        """Its code exists: it is tested in CI and served in the index, whatever its status."""
+        return self.status in ("reproduced", "blocked")
 
     @property
     def module_name(self) -> str:
@@ -39,13 +44,13 @@ class Paper:
         return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else ""
 
     def module(self) -> ModuleType:
-        if not self.reproduced:
-            raise LookupError(f"paper {self.slug!r} is planned, not reproduced yet")
+        if not self.built:
+            raise LookupError(f"paper {self.slug!r} is planned, not built yet")
         return importlib.import_module(self.module_name)
 
     def dashboard(self) -> ModuleType:
-        if not self.reproduced:
-            raise LookupError(f"paper {self.slug!r} is planned, not reproduced yet")
+        if not self.built:
+            raise LookupError(f"paper {self.slug!r} is planned, not built yet")
         return importlib.import_module(self.dashboard_name)
 
     def claims(self, seed: int = 0, scale: str = "quick"):
@@ -61,7 +66,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("promotion", "Multi-Level Strategic Classification: Incentivizing Improvement "
           "through Promotion and Relegation Dynamics", "2602.11439", "reproduced"),
     Paper("function_vectors", "How Few-Shot Examples Add Up: A Causal Decomposition of "
-          "Function Vectors in In-Context Learning", "2605.16591", "planned"),
+          "Function Vectors in In-Context Learning", "2605.16591", "blocked"),
     Paper("spurious_dpo", "Spurious Correlation Learning in Preference Optimization: "
           "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134", "reproduced"),
     Paper("gsrq", "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache",
@@ -103,3 +108,8 @@ def get(slug: str) -> Paper:
 
 def reproduced() -> list[Paper]:
     return [p for p in PAPERS if p.reproduced]
+
+
+def built() -> list[Paper]:
+    """Papers whose code exists (reproduced or blocked): tested, served, notebooks run."""
+    return [p for p in PAPERS if p.built]

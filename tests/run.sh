@@ -36,7 +36,7 @@ say "pytest: lib, kernels (Triton interpreter), dashboards, browser"
 .venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 ${PYTEST_ARGS:-}
 
 say "notebooks of the reproduced papers (nbval, quick scale)"
-notebooks=$(.venv/bin/python -c "from icml26 import papers; print(' '.join(p.notebook for p in papers.reproduced()))")
+notebooks=$(.venv/bin/python -c "from icml26 import papers; print(' '.join(p.notebook for p in papers.built()))")
 .venv/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
   --durations=0 $notebooks
 

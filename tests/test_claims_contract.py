@@ -59,20 +59,22 @@ def test_json_has_exactly_the_contract_fields():
 def test_registry_lists_all_19_papers_with_unique_slugs():
     assert len(papers.PAPERS) == 19
     assert len({p.slug for p in papers.PAPERS}) == 19
-    assert all(p.status in ("reproduced", "planned") for p in papers.PAPERS)
+    assert all(p.status in ("reproduced", "blocked", "planned") for p in papers.PAPERS)
     with pytest.raises(ValueError, match="unknown paper"):
         papers.get("nope")
 
 
-@pytest.mark.parametrize("slug", [p.slug for p in papers.reproduced()])
-def test_reproduced_paper_has_every_layer(slug):
-    for path in (f"lib/{slug}.py", f"dashboards/{slug}.py", f"notebooks/{slug}.ipynb",
+@pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
+def test_built_paper_has_every_layer(slug):
+    lib = ROOT / "lib"
+    assert (lib / f"{slug}.py").exists() or (lib / slug / "__init__.py").exists(), slug
+    for path in (f"dashboards/{slug}.py", f"notebooks/{slug}.ipynb",
                  f"tests/test_{slug}.py"):
         assert (ROOT / path).exists(), path
     assert callable(papers.get(slug).module().claims)
 
 
-@pytest.mark.parametrize("slug", [p.slug for p in papers.reproduced()])
+@pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
 def test_library_imports_no_plotting_stack(slug):
     code = (f"import sys, icml26.{slug}; bad = [m for m in ('panel', 'holoviews', 'param', "
             "'bokeh', 'matplotlib') if m in sys.modules]; print(','.join(bad))")

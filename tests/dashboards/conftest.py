@@ -25,7 +25,7 @@ def _reset_panel_state():
 @pytest.fixture
 def served():
     """``served(apps) -> port``: serve on a free port, stopped after the test."""
-    from icml26.dashboards.browser import serve_in_thread
+    from browser import serve_in_thread
 
     servers = []
 

@@ -12,7 +12,7 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 @pytest.fixture(scope="session")
 def chromium_path():
-    from icml26.dashboards.browser import CHROMIUM
+    from browser import CHROMIUM
 
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         if IN_CI:
@@ -23,9 +23,8 @@ def chromium_path():
 
 @pytest.fixture(scope="session")
 def browser(chromium_path):
+    from browser import launch
     from playwright.sync_api import sync_playwright
-
-    from icml26.dashboards.browser import launch
 
     with sync_playwright() as p:
         b = launch(p)
@@ -44,7 +43,7 @@ def page(browser):
 @pytest.fixture(scope="session")
 def app_server():
     """Every reproduced paper's app, the index and the trivial yardstick on one server."""
-    from icml26.dashboards.browser import all_apps, serve_in_thread
+    from browser import all_apps, serve_in_thread
 
     server, port = serve_in_thread(all_apps())
     yield f"http://127.0.0.1:{port}"

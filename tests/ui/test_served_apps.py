@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from browser import fingerprint, open_app, slider_latency
 
 from icml26 import papers
-from icml26.dashboards.browser import fingerprint, open_app, slider_latency
 
 pytestmark = pytest.mark.ui
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import panel as pn
 
 from icml26 import papers
-from icml26.dashboards import perf
+from icml26.dashboards.app import perf
 
 
 def index_markdown() -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import panel as pn
 import param
 
-from icml26.dashboards import perf
+from icml26.dashboards.app import perf
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -199,7 +199,7 @@ def free_port() -> int:
 def serve_in_thread(apps: dict, port: int | None = None):
     """Serve ``{route: callable}`` on 127.0.0.1 in a thread; returns ``(server, port)``."""
     port = port or free_port()
-    server = pn.serve(apps, port=port, address="127.0.0.1", show=False, threaded=True,
+    server = perf.serve(apps, port=port, address="127.0.0.1", show=False, threaded=True,
                       allow_websocket_origin=[f"127.0.0.1:{port}", f"localhost:{port}"])
     deadline = time.time() + 30
     while time.time() < deadline:  # wait until the socket accepts connections
@@ -214,9 +214,9 @@ def serve_in_thread(apps: dict, port: int | None = None):
 def all_apps() -> dict:
     """Routes of ``icml26 serve`` plus ``/trivial`` (the latency yardstick)."""
     from icml26 import papers
-    from icml26.dashboards.index import create_index
+    from icml26.dashboards.app.index import create_index
 
     apps = {"/": create_index, "/trivial": create_trivial_app}
-    for p in papers.reproduced():
+    for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     return apps

@@ -46,16 +46,15 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import panel as pn
-
-    from icml26.dashboards.index import create_index
+    from icml26.dashboards.app import perf
+    from icml26.dashboards.app.index import create_index
 
     apps = {"/": create_index}
-    for p in papers.reproduced():
+    for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     print(f"serving {len(apps) - 1} papers at http://{args.address}:{args.port}/",
           file=sys.stderr)
-    pn.serve(apps, address=args.address, port=args.port, show=args.show,
+    perf.serve(apps, address=args.address, port=args.port, show=args.show,
              allow_websocket_origin=[f"{args.address}:{args.port}", f"localhost:{args.port}"],
              title="icml26")
     return 0

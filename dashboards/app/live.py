@@ -1,0 +1,231 @@
+"""Live figures: Bokeh figures whose data sources the explorer owns, updated in place.
+
+Why: a HoloViews ``DynamicMap`` re-runs its whole plotting pipeline on every slider step
+(element construction, option lookup, range computation, glyph update, a walk of the page's
+model graph), and Panel sends each plot's update as a message of its own. A live figure is
+instead described by ONE function of the explorer returning a :class:`Chart` (numbers,
+labels, colours: no plotting objects); it is drawn once with Bokeh's public plotting API and
+every later step only assigns new columns to its ``ColumnDataSource`` objects, moves its
+``Span`` marks and relabels its legend, all the figures of a step inside one
+:func:`panel.io.hold` (one message, one redraw).
+
+Axes are Bokeh ``DataRange1d``: the browser refits them to the data after every update, so
+data never leaves the plot (until the user zooms by hand, which Bokeh then respects).
+The legend sits outside the frame (above it), so it never covers data.
+
+The same function draws the figure in the notebook (:func:`figure`), in the served app and in
+the tests; :func:`chart_ranges` gives the data extent the browser test checks against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource, Legend, LegendItem, Span
+from bokeh.plotting import figure as bokeh_figure
+
+KINDS = ("line", "scatter", "vline", "hline")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One layer: a line or scatter of ``(x, y)``, or a vertical/horizontal mark at ``at``.
+
+    ``label=None`` leaves the layer out of the legend. Colours are explicit (no cycle), so a
+    layer keeps its colour when others come and go.
+    """
+
+    color: str
+    x: Sequence[float] | np.ndarray = ()
+    y: Sequence[float] | np.ndarray = ()
+    label: str | None = None
+    kind: str = "line"
+    dash: str = "solid"
+    at: float = math.nan  # position of a vline / hline
+    width: float = 2.0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind in ("line", "scatter"):
+            x = np.asarray(self.x, dtype=float)
+            y = np.asarray(self.y, dtype=float)
+            if x.shape != y.shape or x.ndim != 1:
+                raise ValueError(f"series {self.label!r}: x and y must be 1-D of one length, "
+                                 f"got {x.shape} and {y.shape}")
+            object.__setattr__(self, "x", x)
+            object.__setattr__(self, "y", y)
+
+    def columns(self) -> dict:
+        return {"x": self.x, "y": self.y}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """Everything a live figure shows: axis names with units, a short title, the layers."""
+
+    title: str
+    x_label: str
+    y_label: str
+    series: Sequence[Series] = field(default_factory=tuple)
+    x_log: bool = False
+    y_log: bool = False
+    height: int = 300
+
+    def __post_init__(self):
+        for name in ("x_label", "y_label"):
+            if getattr(self, name).strip().lower() in ("", "x", "y"):
+                raise ValueError(f"{name} must name the quantity, got {getattr(self, name)!r}")
+        object.__setattr__(self, "series", tuple(self.series))
+
+    def structure(self) -> tuple:
+        """What fixes the Bokeh models: a change of it draws the figure anew."""
+        return (self.x_log, self.y_log, self.height,
+                tuple((s.kind, s.color, s.dash, s.label is None) for s in self.series))
+
+
+def chart_ranges(chart: Chart) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The finite data extent ``((x0, x1), (y0, y1))`` of the chart's lines and points."""
+    xs = [s.x for s in chart.series if s.kind in ("line", "scatter") and len(s.x)]
+    ys = [s.y for s in chart.series if s.kind in ("line", "scatter") and len(s.y)]
+    if not xs:
+        return None
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    ok = np.isfinite(x) & np.isfinite(y)
+    if not ok.any():
+        return None
+    return (float(x[ok].min()), float(x[ok].max())), (float(y[ok].min()), float(y[ok].max()))
+
+
+def figure(chart: Chart):
+    """A new Bokeh figure drawing ``chart`` (one owned source per line/scatter layer)."""
+    fig = bokeh_figure(title=chart.title, x_axis_label=chart.x_label,
+                       y_axis_label=chart.y_label, height=chart.height,
+                       sizing_mode="stretch_width", min_width=300,
+                       x_axis_type="log" if chart.x_log else "linear",
+                       y_axis_type="log" if chart.y_log else "linear",
+                       tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="right",
+                       output_backend="canvas")
+    fig.title.text_font_size = "13px"
+    items = []
+    for s in chart.series:
+        if s.kind in ("vline", "hline"):
+            fig.add_layout(Span(location=_finite_or_none(s.at),
+                                dimension="height" if s.kind == "vline" else "width",
+                                line_color=s.color, line_dash=s.dash, line_width=s.width))
+            continue
+        source = ColumnDataSource(s.columns())
+        if s.kind == "line":
+            renderer = fig.line("x", "y", source=source, line_color=s.color,
+                                line_dash=s.dash, line_width=s.width)
+        else:
+            renderer = fig.scatter("x", "y", source=source, color=s.color, size=7)
+        if s.label is not None:
+            items.append(LegendItem(label=s.label, renderers=[renderer]))
+    if items:
+        fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
+                              label_text_font_size="12px", spacing=12, padding=2,
+                              margin=2, border_line_alpha=0), "above")
+    return fig
+
+
+def update(fig, chart: Chart) -> None:
+    """Write ``chart``'s numbers into ``fig`` (drawn from a chart of the same structure)."""
+    lines = [r for r in fig.renderers]
+    marks = [m for m in fig.center if isinstance(m, Span)]
+    legends = [m for m in fig.above if isinstance(m, Legend)]
+    labels = [s.label for s in chart.series if s.kind in ("line", "scatter")
+              and s.label is not None]
+    line_series = [s for s in chart.series if s.kind in ("line", "scatter")]
+    mark_series = [s for s in chart.series if s.kind in ("vline", "hline")]
+    if len(lines) != len(line_series) or len(marks) != len(mark_series):
+        raise ValueError(f"the figure has {len(lines)} lines and {len(marks)} marks, the "
+                         f"chart {len(line_series)} and {len(mark_series)}: draw it anew")
+    for renderer, s in zip(lines, line_series):
+        if not _same(renderer.data_source.data, s):
+            renderer.data_source.data = s.columns()
+    for span, s in zip(marks, mark_series):
+        location = _finite_or_none(s.at)
+        if span.location != location:
+            span.location = location
+    if legends:
+        for item, label in zip(legends[0].items, labels):
+            if getattr(item.label, "value", item.label) != label:
+                item.label = label
+    if fig.title.text != chart.title:
+        fig.title.text = chart.title
+
+
+def _finite_or_none(v: float):
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
+def _same(data: dict, s: Series) -> bool:
+    old_x, old_y = np.asarray(data.get("x", ()), float), np.asarray(data.get("y", ()), float)
+    return (old_x.shape == s.x.shape and old_y.shape == s.y.shape
+            and np.array_equal(old_x, s.x, equal_nan=True)
+            and np.array_equal(old_y, s.y, equal_nan=True))
+
+
+class LiveFigure:
+    """A pane showing ``chart_fn()`` that follows the parameters ``chart_fn`` depends on.
+
+    ``chart_fn`` is a ``@param.depends`` method of the explorer returning a :class:`Chart`, or
+    ``None`` to keep the last valid figure (e.g. while the settings are invalid).
+    """
+
+    def __init__(self, chart_fn: Callable[[], Chart | None], **pane_kwargs):
+        self.chart_fn = chart_fn
+        chart = chart_fn()
+        self.structure = chart.structure() if chart is not None else None
+        self.stale = chart is None  # nothing valid drawn yet: draw at the next valid step
+        self.pane = pn.pane.Bokeh(figure(chart) if chart is not None else None,
+                                  sizing_mode="stretch_width", **pane_kwargs)
+
+    def refresh(self) -> None:
+        """Draw the current chart: in place when its structure is unchanged, else anew."""
+        chart = self.chart_fn()
+        if chart is None:
+            self.stale = True
+            return
+        self.stale = False
+        if self.pane.object is not None and chart.structure() == self.structure:
+            update(self.pane.object, chart)
+            if self.pane.object.document is not None and \
+                    self.pane.object.document.session_context is None:
+                pn.io.push_notebook(self.pane)  # a notebook: send the change over its comm
+        else:
+            self.structure = chart.structure()
+            self.pane.object = figure(chart)
+
+
+class LiveFigures:
+    """The live figures of one explorer: one watcher, one held update per parameter step."""
+
+    def __init__(self, owner: param.Parameterized):
+        self.owner = owner
+        self.figures: list[tuple[LiveFigure, frozenset]] = []
+        self._watcher = None
+
+    def add(self, chart_fn: Callable[[], Chart | None], **pane_kwargs) -> pn.pane.Bokeh:
+        figure_ = LiveFigure(chart_fn, **pane_kwargs)
+        deps = self.owner.param.method_dependencies(chart_fn.__name__)
+        names = frozenset(d.name for d in deps if d.inst is self.owner)
+        self.figures.append((figure_, names))
+        if self._watcher is not None:
+            self.owner.param.unwatch(self._watcher)
+        every = sorted(set().union(*(n for _, n in self.figures)))
+        self._watcher = self.owner.param.watch(self._step, every)
+        return figure_.pane
+
+    def _step(self, *events) -> None:
+        changed = {e.name for e in events}
+        due = [f for f, names in self.figures if names & changed or f.stale]
+        with pn.io.hold():
+            for f in due:
+                f.refresh()

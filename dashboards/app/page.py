@@ -1,0 +1,130 @@
+"""The served page of one paper and the Explorer base every ``dashboards/<slug>.py`` shares."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import holoviews as hv
+import panel as pn
+import param
+
+from icml26.dashboards.app import perf
+from icml26.dashboards.app.live import LiveFigures
+
+
+class ExplorerBase(pn.viewable.Viewer):
+    """What every paper's Explorer shares.
+
+    - the settings alert: ``_error()`` is the message for the current settings ('' when they
+      are valid), by default what ``config()`` raises as ``ValueError``; an Explorer calls
+      ``_show_error()`` from a watcher on the parameters its config reads, and shows
+      ``self._alert`` above its views;
+    - live figures: ``live_charts()`` lists ``@param.depends`` methods returning
+      :class:`~icml26.dashboards.app.live.Chart`; ``live_panes()`` draws them, updated in place;
+    - the Run: ``run_stages()`` runs the heavy stages of a Run one after another with a
+      progress bar and the stage's name (``run_status``), ignores a second press while one is
+      running, and turns an exception into "Run failed: ..." in the alert. Served apps run
+      callbacks on a thread pool (:func:`perf.serve`), so a Run never blocks the server.
+      Views of a Run's results depend on ``run_done`` (it counts finished Runs), never on the
+      Run button itself: the button's event comes before the results exist.
+    """
+
+    run_done = param.Integer(0, precedence=-1, doc="Finished Runs (views of results follow).")
+
+    def __init__(self, **params):
+        if not hasattr(self, "_alert"):  # an Explorer may bring its own (another style)
+            self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
+        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
+                                                sizing_mode="stretch_width")
+        self._stage = pn.pane.Markdown("", visible=False, margin=(0, 10))
+        self._running = threading.Lock()
+        self._rendered_live: list[LiveFigures] = []  # one per rendering (see live_panes)
+        super().__init__(**params)
+
+    # ------------------------------------------------------------------ settings
+    def settings_key(self) -> str:
+        """A key of every parameter's current value, to memoise what a step computes once
+        but several views (and the error check) ask for."""
+        return repr(sorted(self.param.values().items()))
+
+    def _error(self) -> str:
+        try:
+            self.config()
+        except ValueError as e:
+            return str(e)
+        return ""
+
+    def error_message(self) -> str:
+        """The message the app shows for the current settings ('' when they are valid)."""
+        return self._alert.object if self._alert.visible else ""
+
+    def _show_error(self, text: str | None = None) -> None:
+        """Show ``text`` (default: ``_error()``) in the alert, or hide it when empty."""
+        text = self._error() if text is None else text
+        self._alert.object, self._alert.visible = text or "", bool(text)
+
+    # ------------------------------------------------------------------ live figures
+    def live_charts(self) -> list[Callable]:
+        """The Explorer's live chart methods, in page order (none by default)."""
+        return []
+
+    def live_panes(self) -> list[pn.pane.Bokeh]:
+        """Panes of ``live_charts()``, updated in place as their parameters move."""
+        figures = LiveFigures(self)
+        self._rendered_live.append(figures)
+        return [figures.add(chart) for chart in self.live_charts()]
+
+    # ------------------------------------------------------------------ the Run
+    @property
+    def run_status(self) -> pn.Column:
+        """The progress bar and the running stage's name (place it near the Run button)."""
+        return pn.Column(self._stage, self._progress, sizing_mode="stretch_width")
+
+    def run_stages(self, stages: Sequence[tuple[str, Callable[[], object]]],
+                   keep: Callable[[list], None]) -> bool:
+        """Run ``(label, compute)`` stages in order, showing "i/n: label…" and a bar, then
+        ``keep(results)`` (store them) and count the Run in ``run_done`` (views redraw).
+
+        False when a Run is already going (the press is ignored) or a stage raised (the
+        alert says "Run failed: ..."; the server lives on).
+        """
+        if not self._running.acquire(blocking=False):
+            return False
+        results: list = []
+        start = time.perf_counter()
+        try:
+            self._progress.value, self._progress.visible = 0, True
+            self._stage.visible = True
+            for i, (label, compute) in enumerate(stages):
+                self._stage.object = f"**Run {i + 1}/{len(stages)}:** {label}…"
+                results.append(compute())
+                self._progress.value = int(100 * (i + 1) / len(stages))
+            keep(results)
+            self._stage.object = f"Run done in {time.perf_counter() - start:.1f} s."
+            self.run_done += 1
+            return True
+        except Exception as e:  # noqa: BLE001 - shown to the user, the server must live
+            self._show_error(f"Run failed: {type(e).__name__}: {e}")
+            self._stage.object = "Run failed (see the message above)."
+            return False
+        finally:
+            self._progress.visible = False
+            self._running.release()
+
+
+def message_plot(text: str) -> hv.Element:
+    """A plot-sized box with a message (e.g. "Press Run for ...") where a figure will come."""
+    return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
+                                        responsive=True, min_height=300)
+
+
+def paper_page(intro: str, explorer: pn.viewable.Viewer) -> pn.viewable.Viewable:
+    """The paper's citation and a short guide (markdown) above its explorer; loads the
+    plotting extensions and the page settings (:func:`perf.install`)."""
+    pn.extension()
+    perf.install()
+    hv.extension("bokeh")
+    return pn.Column(pn.pane.Markdown(intro, sizing_mode="stretch_width"), explorer,
+                     sizing_mode="stretch_width")
