@@ -134,6 +134,11 @@ def figure(chart: Chart):
     return fig
 
 
+def show(chart: Chart) -> pn.pane.Bokeh:
+    """A pane drawing ``chart`` once (the notebook's static copy of a live figure)."""
+    return pn.pane.Bokeh(figure(chart), sizing_mode="stretch_width")
+
+
 def update(fig, chart: Chart) -> None:
     """Write ``chart``'s numbers into ``fig`` (drawn from a chart of the same structure)."""
     lines = [r for r in fig.renderers]
