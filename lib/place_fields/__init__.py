@@ -57,16 +57,20 @@ from icml26.place_fields.grid import (
     track,
 )
 from icml26.place_fields.hipe import (
+    FIT_WINDOWS,
     HipeConfig,
+    figure_fit_windows_data,
     figure_hipe_kernels_data,
     half_width,
     hipe_gain,
     hipe_kernel_stats,
     hipe_scale,
     max_upward_step,
+    normalised_kernels,
     positional_kernel,
     r_squared,
     rope_frequencies,
+    window_r2,
 )
 from icml26.place_fields.lm import (
     HipeTransformer,
@@ -95,16 +99,17 @@ from icml26.place_fields.task import (
 )
 
 __all__ = [
-    "CLAIM_SPECS", "DECAYS", "DTYPE", "EXPECT_EFFICIENCY", "HALF_WIDTH_GAUSSIAN", "PAPER",
-    "PARTS", "SCALES", "VARIANTS", "VARIANT_LABELS", "GridConfig", "HipeConfig",
-    "HipeTransformer", "LMConfig", "PlaceFieldsConfig", "RegressionConfig", "bayes_loss",
-    "cached_or_shipped_frame", "claims", "claims_for", "closed_form_kernel", "config_for",
-    "decay_weight", "efficiency_claim", "figure_data_efficiency_data",
-    "figure_field_gradient_data", "figure_hipe_kernels_data", "figure_tradeoff_data",
-    "frame_from_losses", "fwhm", "gp_sample_fn", "grid_frequencies", "grid_rates",
-    "half_width", "hipe_gain", "hipe_kernel_stats", "hipe_scale", "lag_prior", "lm",
-    "lm_claim", "make_task", "max_upward_step", "module_fields", "paper_config",
-    "place_features", "place_field", "place_field_2d", "place_weights", "positional_kernel",
-    "r_squared", "ridge_predict", "rope_frequencies", "seed_results", "task_data", "track",
-    "train_seed",
+    "CLAIM_SPECS", "DECAYS", "DTYPE", "EXPECT_EFFICIENCY", "FIT_WINDOWS",
+    "HALF_WIDTH_GAUSSIAN", "PAPER", "PARTS", "SCALES", "VARIANTS", "VARIANT_LABELS",
+    "GridConfig", "HipeConfig", "HipeTransformer", "LMConfig", "PlaceFieldsConfig",
+    "RegressionConfig", "bayes_loss", "cached_or_shipped_frame", "claims", "claims_for",
+    "closed_form_kernel", "config_for", "decay_weight", "efficiency_claim",
+    "figure_data_efficiency_data", "figure_fit_windows_data", "figure_field_gradient_data",
+    "figure_hipe_kernels_data", "figure_tradeoff_data", "frame_from_losses", "fwhm",
+    "gp_sample_fn", "grid_frequencies", "grid_rates", "half_width", "hipe_gain",
+    "hipe_kernel_stats", "hipe_scale", "lag_prior", "lm", "lm_claim", "make_task",
+    "max_upward_step", "module_fields", "normalised_kernels", "paper_config", "place_features",
+    "place_field", "place_field_2d", "place_weights", "positional_kernel", "r_squared",
+    "ridge_predict", "rope_frequencies", "seed_results", "task_data", "track", "train_seed",
+    "window_r2",
 ]

@@ -1,8 +1,10 @@
 """The claims of ``place_fields``: scale presets, the claim rows and how each is measured.
 
 Binding (expected on seeds 0-4 at quick scale): the F1 width gradient, the F2 trade-off and
-the F3 HIPE kernels.  Reported: ``hipe_exp_monotone`` (our finding, expected to fail) and the
-derived toy LM of F4 (``hipe_data_efficiency``; holds on seeds 0-1 only).
+the Gaussian and power HIPE kernels of F3.  Reported: ``hipe_other_decays_fit`` (the exp
+kernel misses its closed form at small sigma on the spec's window), ``hipe_exp_monotone``
+(our finding, expected to fail) and the derived toy LM of F4 (``hipe_data_efficiency``;
+holds on seeds 0-1 only).
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from icml26.common import config_for as preset
 from icml26.place_fields import lm
 from icml26.place_fields.decay import DECAYS, HALF_WIDTH_GAUSSIAN, PAPER
 from icml26.place_fields.grid import GridConfig, figure_field_gradient_data
-from icml26.place_fields.hipe import HipeConfig, figure_hipe_kernels_data, max_upward_step
+from icml26.place_fields.hipe import (
+    HipeConfig,
+    figure_fit_windows_data,
+    figure_hipe_kernels_data,
+    max_upward_step,
+)
 from icml26.place_fields.regression import RegressionConfig, figure_tradeoff_data
 from icml26.place_fields.task import LMConfig, paper_config
 
@@ -45,7 +52,7 @@ CLAIM_SPECS = {
     "hipe_gaussian_fit": ("The Gaussian HIPE kernel is a Gaussian of width sigma", ">=", 0.99,
                           True),
     "hipe_other_decays_fit": ("exp / power HIPE kernels match exp(-|Delta|/sigma) and "
-                              "sigma²/(sigma²+Delta²)", ">=", 0.95, True),
+                              "sigma²/(sigma²+Delta²)", ">=", 0.95, False),
     "hipe_monotone": ("Gaussian and power HIPE kernels decrease monotonically on "
                       "[0, {window:g} sigma]", "<", 1e-3, True),
     "hipe_exp_monotone": ("The exp-decay HIPE kernel decreases monotonically on "
@@ -170,19 +177,28 @@ def claims_f3(h: HipeConfig, table: ClaimTable) -> None:
               f"{h.head_dim}, base {h.base:g}")
     table.add("hipe_gaussian_fit", float(np.min(ga["r2"])),
               note=f"min R² against exp(-Delta²/2sigma²) (no free parameter) on [0, "
-              f"{h.fit_window:g} sigma]; spec prototype >= 0.998")
+              f"{h.window:g} sigma], the spec's F3 window; spec prototype >= 0.998")
     other = [float(np.min(f3[d]["r2"])) for d in ("exp", "power")]
+    exp_r2 = f3["exp"]["r2"]
+    sweep = figure_fit_windows_data(h)
+    worst = np.minimum(sweep["exp"]["worst"], sweep["power"]["worst"])
     table.add("hipe_other_decays_fit", min(other),
-              note=f"min R² (exp {other[0]:.3f}, power {other[1]:.3f}) on [0, "
-              f"{h.fit_window:g} sigma]; spec prototype exp >= 0.95 for sigma >= 4, power "
-              ">= 0.96")
+              note=f"min R² (exp {other[0]:.3f}, power {other[1]:.3f}) on [0, {h.window:g} "
+              "sigma]: the spec's F3 window, the only one it states for a HIPE kernel, fixed "
+              "before looking at R². exp R² by sigma: "
+              + ", ".join(f"{sg:g}: {r:.3f}" for sg, r in zip(h.sigmas, exp_r2))
+              + "; low at small sigma because RoPE's band stops at omega = 1 rad/token and cuts "
+              "the slowly decaying exp spectrum 1/(1+sigma²omega²), the same cut as "
+              "hipe_exp_monotone. The verdict depends on the window (worst R² on [0, w sigma]: "
+              + ", ".join(f"w={w:g} {r:.3f}" for w, r in zip(sweep["window"], worst))
+              + "); spec prototype exp >= 0.95 for sigma >= 4, power >= 0.96")
     ups = {d: float(np.max(f3[d]["max_up"])) for d in DECAYS}
-    window = statement("hipe_monotone", window=h.monotone_window)
+    window = statement("hipe_monotone", window=h.window)
     table.add("hipe_monotone", max(ups["gaussian"], ups["power"]), statement=window,
               note=f"largest upward step of K/K(0): gaussian {ups['gaussian']:.1e}, power "
               f"{ups['power']:.1e} over sigma in {list(h.sigmas)}")
     table.add("hipe_exp_monotone", ups["exp"],
-              statement=statement("hipe_exp_monotone", window=h.monotone_window),
+              statement=statement("hipe_exp_monotone", window=h.window),
               note="its spectrum 1/(1+sigma²omega²) falls off slowly, so cutting it at RoPE's "
               "omega_max = 1 rad/token leaves Gibbs ripples of ~2% (its cusp at Delta=0 needs "
               "higher frequencies than RoPE has); our finding, not a claim of the paper")
@@ -209,7 +225,9 @@ def efficiency_claim(frame, cfg: LMConfig | None = None, seed: int = 0) -> Claim
     return table.add("hipe_data_efficiency", float(np.min(slack)),
                      note=f"derived toy LM (multi-scale window task, {cfg.n_layers}-layer "
                      f"d={cfg.d_model}, {cfg.steps} steps), seeds {seed}.."
-                     f"{seed + cfg.n_seeds - 1}, paired SE; worst slack in nats. {detail}"
+                     f"{seed + cfg.n_seeds - 1}, paired SE; worst slack in nats; each "
+                     "seed's training is cached on disk by config and seed (trained here "
+                     f"from scratch when absent; no shipped weights). {detail}"
                      + ("; holds for seeds 0-1 but not 2-4 (checked), so not expected"
                         if cfg == LMConfig() else ""))
 
