@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import replace
 
@@ -272,7 +273,7 @@ def test_scale_is_validated():
 
 # --------------------------------------------------------------------------- tiny LM
 def test_passkey_windows_carry_the_key_at_both_ends():
-    from icml26 import gsrq_lm as lm
+    from icml26.gsrq import tiny_lm as lm
 
     cfg = lm.TinyLMConfig()
     win, has, digits = lm.sample_windows(torch.arange(1000) % 90, cfg, 8, gen(),
@@ -287,7 +288,7 @@ def test_passkey_windows_carry_the_key_at_both_ends():
 
 def test_quantized_parallel_forward_equals_decoding_with_a_quantized_cache():
     """The claim behind F3's fast evaluation: quantize-on-write decoding == one forward."""
-    from icml26 import gsrq_lm as lm
+    from icml26.gsrq import tiny_lm as lm
 
     cfg = lm.TinyLMConfig(context=40, passkey_digits=2)
     torch.manual_seed(0)
@@ -353,7 +354,8 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("diverged")
 
-    monkeypatch.setattr(gsrq, "figure_rate_distortion_data", boom)
+    monkeypatch.setattr(importlib.import_module("icml26.gsrq.claims"),
+                        "figure_rate_distortion_data", boom)
     out = gsrq.claims_for(GSRQConfig(), 0, lm=False)
     assert len(out) == 4 and all(math.isnan(c.measured) and not c.holds for c in out)
     assert "diverged" in out[0].note

@@ -35,6 +35,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml26.gsrq.quantizer import rq_reconstruct
+
 #: newline + printable ASCII; anything else (curly quotes, ...) maps to "?"
 ALPHABET = "\n" + "".join(chr(i) for i in range(32, 127))
 PASSKEY_PREFIX = " pass key "
@@ -272,7 +274,6 @@ def quantized_hook(codebooks: dict, n_stages: int, impl: str = "auto"):
 
     ``codebooks[(layer, "k" | "v")]`` is a list of fitted stages (``icml26.gsrq.Stage``).
     """
-    from icml26.gsrq import rq_reconstruct
 
     def hook(layer, k, v):
         out = []

@@ -1,0 +1,98 @@
+"""The claims of ``gsrq``: the claim rows and how each is measured from the experiments.
+
+Binding (expected on seeds 0-4 at quick scale): k-means shrinkage, GSKM's better direction at
+matched l2 on equal-norm data.  Reported: the per-token gain on heavy-tailed data (expected:
+it held on seeds 0-4) and the tiny-LM win at 1 bit (fails at this scale).
+"""
+
+from __future__ import annotations
+
+import math
+
+from icml26.claims import Claim, ClaimTable
+from icml26.gsrq.experiments import (
+    PAPER,
+    GSRQConfig,
+    config_for,
+    figure_rate_distortion_data,
+    figure_tiny_lm_data,
+    lm_config,
+)
+
+#: name: (statement, op, threshold, expected); ``{...}`` fields are completed from the config.
+CLAIM_SPECS = {
+    "kmeans_shrinks": ("l2 k-means reconstructions shrink: mean ||x_hat||/||x|| < 0.9 at "
+                       "K={codes}, one stage, d={dim}", "<", 0.9, True),
+    "gskm_direction": ("On equal-norm data (K={codes}, {stages} stages) GSKM's mean cosine is "
+                       ">= k-means' + 0.005", ">=", 0.005, True),
+    "gskm_l2_matched": ("On equal-norm data (K={codes}, {stages} stages) GSKM's relative l2 is "
+                        "<= 1.02x k-means'", "<=", 1.02, True),
+    "per_token_gain_heavy_tail": ("With heavy-tailed norms a per-token gain keeps relative l2 "
+                                  "within 1.05x of k-means while raising the cosine "
+                                  "(measured: min(1.05 - l2 ratio, cosine gain))", ">", 0.0,
+                                  True),  # reported; holds on seeds 0-4 (l2 ratio <= 1.038)
+    "tiny_lm_one_bit": ("At {bits:g} bit per element GSRQ beats RQ-kmeans on the tiny LM's "
+                        "perplexity and passkey accuracy (measured: min(log ppl gap, "
+                        "accuracy gap))", ">", 0.0, False),
+}
+SYNTHETIC_CLAIMS = ("kmeans_shrinks", "gskm_direction", "gskm_l2_matched",
+                    "per_token_gain_heavy_tail")
+
+
+def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
+    return claims_for(config_for(scale), seed)
+
+
+def statement(name: str, cfg: GSRQConfig) -> str:
+    """The claim row's statement with the config's codebook, stages and dimension."""
+    lm_bits = cfg.lm_stages * math.log2(cfg.lm_codes) / lm_config(cfg).head_dim
+    return CLAIM_SPECS[name][0].format(codes=cfg.n_codes, stages=cfg.claim_stages,
+                                       dim=cfg.data.dim, bits=lm_bits)
+
+
+def claims_for(cfg: GSRQConfig, seed: int = 0, lm: bool = True) -> list[Claim]:
+    """The claims for an explicit config (the mutation test sets ``gain_update``)."""
+    table = ClaimTable(PAPER, CLAIM_SPECS)
+
+    def add(name, measured, note):
+        table.add(name, measured, note, statement=statement(name, cfg))
+
+    with table.guard(SYNTHETIC_CLAIMS):
+        rows = figure_rate_distortion_data(cfg, seed, sweep=False)
+        at = {(r["data"], r["variant"], r["stage"]): r for r in rows}
+        s = cfg.claim_stages
+        km_eq, gs_eq = at[("equal-norm", "RQ-kmeans", s)], at[("equal-norm",
+                                                                "GSRQ (cluster gain)", s)]
+        ratios = [at[(d, "RQ-kmeans", 1)]["norm_ratio"] for d in ("equal-norm", "heavy-tailed")]
+        add("kmeans_shrinks", max(ratios), f"worst of equal-norm {ratios[0]:.3f} and "
+            f"heavy-tailed {ratios[1]:.3f} (N={cfg.data.n}); spec probe 0.60")
+        add("gskm_direction", gs_eq["cos"] - km_eq["cos"],
+            f"cos {km_eq['cos']:.4f} -> {gs_eq['cos']:.4f} at {gs_eq['bits']:.3g} bit/element; "
+            "spec probe 0.834 -> 0.843")
+        add("gskm_l2_matched", gs_eq["rel_l2"] / km_eq["rel_l2"],
+            f"relative l2 {km_eq['rel_l2']:.4f} -> {gs_eq['rel_l2']:.4f}; gain update "
+            f"{cfg.gain_update!r}; spec probe 0.293 -> 0.285")
+        km_h = at[("heavy-tailed", "RQ-kmeans", s)]
+        tok_h = at[("heavy-tailed", "GSRQ (per-token gain)", s)]
+        ratio, gain = tok_h["rel_l2"] / km_h["rel_l2"], tok_h["cos"] - km_h["cos"]
+        add("per_token_gain_heavy_tail", min(1.05 - ratio, gain),
+            f"l2 ratio {ratio:.3f}, cosine {km_h['cos']:.3f} -> {tok_h['cos']:.3f} "
+            f"(lognormal sigma {cfg.heavy_tail}); the gain code costs "
+            f"{tok_h['bits'] - km_h['bits']:.3g} extra bit/element; reported (not binding), "
+            "l2 ratio 1.014-1.038 on seeds 0-4")
+    if lm:
+        with table.guard(["tiny_lm_one_bit"]):
+            rows = figure_tiny_lm_data(cfg, seed)
+            one = {r["variant"]: r for r in rows if r["stages"] == cfg.lm_stages}
+            km, gs = one["RQ-kmeans"], one["GSRQ (cluster gain)"]
+            ppl_gap = math.log(km["ppl"]) - math.log(gs["ppl"])
+            acc_gap = gs["passkey"] - km["passkey"]
+            base = rows[0]
+            add("tiny_lm_one_bit", min(ppl_gap, acc_gap),
+                f"ppl {km['ppl']:.2f} -> {gs['ppl']:.2f}, passkey {km['passkey']:.3f} -> "
+                f"{gs['passkey']:.3f} at {gs['bits']:.3g} bit (fp32 cache: ppl "
+                f"{base['ppl']:.2f}, passkey {base['passkey']:.3f}); fails on seeds 0-4 "
+                "(GSRQ's ppl 0.4-1% worse; passkey saturated near 1.0 for both); scale gap: "
+                "a 2-layer char LM, not LLaMA-3-8B / LongBench")
+    return table.claims

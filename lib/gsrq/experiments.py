@@ -1,0 +1,227 @@
+"""The experiments of ``gsrq``: scales, cached RQ fits and the data behind F1-F4.
+
+F1 shrinkage of l2 k-means reconstructions vs ``d`` and ``K``; F2 cosine / relative l2 vs bits
+per element for the three quantizers on equal-norm and heavy-tailed data; F3 the tiny LM
+decoding with a quantized K/V cache; F4 the recorded assignment-kernel benchmarks.  Every random
+draw comes from a generator seeded from ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from icml26.common import cached, generator
+from icml26.common import config_for as preset
+from icml26.gsrq.data import EQUAL_NORM, KVDataConfig, make_kv_data
+from icml26.gsrq.quantizer import VARIANTS, QuantConfig, bits_per_element, fit_rq
+from icml26.gsrq.tiny_lm import (
+    TinyLMConfig,
+    collect_kv,
+    evaluate,
+    load_model,
+    quantized_hook,
+    sample_windows,
+    split_corpus,
+    train_tiny_lm,
+)
+
+PAPER = "gsrq"
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GSRQConfig:
+    """One scale of the experiments. Quick defaults fit CI; ``SCALES["paper"]`` is closer."""
+
+    data: KVDataConfig = EQUAL_NORM  # F2's equal-norm setting (the binding claims)
+    heavy_tail: float = 0.8  # F2's heavy-tailed setting: lognormal norm sigma (spec)
+    n_codes: int = 256  # K of the claims (spec)
+    claim_stages: int = 4  # stages of the claims: 0.25 bit/element at d = 128 (spec)
+    iters: int = 20
+    weight_exponent: float = 0.0
+    gain_update: str = "l2opt"  # "mean_norm" injects the naive-gain pitfall (mutation test)
+    sweep_codes: int = 16  # F2's cheap codebook, swept up to sweep_max_bits
+    sweep_max_bits: float = 1.0  # spec's bit grid {0.06, 0.125, 0.25, 0.5, 1}
+    sweep_iters: int = 10  # Lloyd iterations of the 32-stage sweep (a figure, not a claim)
+    shrink_dims: tuple[int, ...] = (16, 32, 64, 128, 256)  # F1's x-axis
+    shrink_codes: tuple[int, ...] = (16, 64, 256)  # F1's curves (spec probe: 16 and 256)
+    shrink_n: int = 4096
+    lm_steps: int = 800  # tiny LM training steps (passkey retrieval appears at ~600)
+    lm_calib_windows: int = 64  # 64 x 64 tokens x 2 heads = 8192 K (and V) vectors per layer
+    lm_eval_windows: int = 128
+    lm_codes: int = 256
+    lm_stages: int = 4  # 1 bit per element at head dim 32
+
+    def quant(self, label: str, n_codes: int | None = None, stages: int | None = None
+              ) -> QuantConfig:
+        method, gain, rule = VARIANTS[label]
+        return QuantConfig(n_codes=n_codes or self.n_codes,
+                           stages=stages or self.claim_stages, method=method, gain=gain,
+                           rule=rule,
+                           weight_exponent=self.weight_exponent, iters=self.iters,
+                           # k-means has no gain update: keep its cache key when mutating
+                           gain_update=self.gain_update if method == "gskm" else "l2opt")
+
+    def heavy(self) -> KVDataConfig:
+        return replace(self.data, norm_tail=self.heavy_tail)
+
+    def validate(self) -> None:
+        self.data.validate()
+        self.heavy().validate()
+        for label in VARIANTS:
+            self.quant(label).validate()
+        if self.sweep_max_bits <= 0:
+            raise ValueError(f"sweep_max_bits must be > 0, got {self.sweep_max_bits}")
+
+
+SCALES = {
+    "quick": GSRQConfig(),
+    # paper: 16 stages of K = 256 reach 1 bit; a longer-trained LM; a larger sample
+    "paper": GSRQConfig(data=replace(EQUAL_NORM, n=65536), claim_stages=16, iters=30,
+                        sweep_iters=30,
+                        shrink_n=16384, lm_steps=3000, lm_calib_windows=256,
+                        lm_eval_windows=512),
+}
+
+
+def config_for(scale: str) -> GSRQConfig:
+    """The preset named ``scale`` (``"quick"`` or ``"paper"``)."""
+    return preset(SCALES, scale)
+
+
+def data_generator(seed: int) -> torch.Generator:
+    """The generator of a seed's synthetic data."""
+    return generator(seed)
+
+
+def fit_generator(seed: int) -> torch.Generator:
+    """The generator of a seed's codebook seeding (k-means++)."""
+    return generator(10_007 + seed)
+
+
+def rq_curve(data: KVDataConfig, qcfg: QuantConfig, seed: int = 0,
+             impl: str = "auto") -> list[dict]:
+    """Per-stage metrics of one RQ fit on one synthetic data set (cached)."""
+
+    def compute():
+        x = make_kv_data(data, data_generator(seed))
+        return fit_rq(x, qcfg, fit_generator(seed), impl=impl).metrics
+
+    return cached(PAPER, "rq", {"data": data, "quant": qcfg}, seed, CACHE_VERSION, compute)
+
+
+def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list[dict]:
+    """F1: mean norm ratio ``||x_hat|| / ||x||`` of one-stage k-means vs ``d`` and ``K``.
+
+    ``progress()`` is called after each of the ``len(shrink_codes) * len(shrink_dims)`` fits.
+    """
+    cfg.validate()
+    rows = []
+    for k in cfg.shrink_codes:
+        for d in cfg.shrink_dims:
+            data = replace(cfg.data, n=cfg.shrink_n, dim=d)
+            q = QuantConfig(n_codes=k, stages=1, method="kmeans", iters=cfg.iters)
+            m = rq_curve(data, q, seed)[0]
+            rows.append({"K": k, "dim": d, "bits": m["bits"], "norm_ratio": m["norm_ratio"],
+                         "cos": m["cos"]})
+            if progress is not None:
+                progress()
+    return rows
+
+
+def figure_rate_distortion_data(cfg: GSRQConfig, seed: int = 0,
+                                settings: tuple[str, ...] = ("equal-norm", "heavy-tailed"),
+                                sweep: bool = True, progress=None) -> list[dict]:
+    """F2: mean cosine / relative l2 / norm ratio vs bits per element, per variant and data.
+
+    Two codebook sizes: ``K = n_codes`` for ``claim_stages`` stages (the claims read these
+    rows) and, when ``sweep``, the cheap ``K = sweep_codes`` up to ``sweep_max_bits``.
+    ``progress()`` is called after each RQ fit (3 variants x settings x codebook sizes).
+    """
+    cfg.validate()
+    datas = {"equal-norm": cfg.data, "heavy-tailed": cfg.heavy()}
+    dim = cfg.data.dim
+    plans = [(cfg.n_codes, cfg.claim_stages)]
+    if sweep:
+        per_stage = math.log2(cfg.sweep_codes) / dim
+        plans.append((cfg.sweep_codes, max(1, round(cfg.sweep_max_bits / per_stage))))
+    rows = []
+    for setting in settings:
+        for label in VARIANTS:
+            for k, stages in plans:
+                q = cfg.quant(label, k, stages)
+                if k != cfg.n_codes or stages != cfg.claim_stages:
+                    q = replace(q, iters=cfg.sweep_iters)
+                for m in rq_curve(datas[setting], q, seed):
+                    rows.append({"data": setting, "variant": label, "K": k, **m})
+                if progress is not None:
+                    progress()
+    return rows
+
+
+def lm_config(cfg: GSRQConfig) -> TinyLMConfig:
+    """The tiny LM's config at this scale."""
+    return TinyLMConfig(steps=cfg.lm_steps)
+
+
+def trained_tiny_lm(cfg: GSRQConfig, progress=None):
+    """The tiny LM (trained once per config with its fixed training seed, then cached)."""
+    lm_cfg = lm_config(cfg)
+    trained = cached(PAPER, "tiny_lm", lm_cfg, lm_cfg.train_seed, CACHE_VERSION,
+                     lambda: train_tiny_lm(lm_cfg, progress))
+    return load_model(lm_cfg, trained), trained
+
+
+def figure_tiny_lm_data(cfg: GSRQConfig, seed: int = 0, impl: str = "auto") -> list[dict]:
+    """F3: perplexity and passkey accuracy of the tiny LM vs bits, per quantizer (cached).
+
+    ``seed`` draws the calibration / evaluation windows and the codebook seeding; the model is
+    the same for every seed (like the paper's single checkpoint).
+    """
+    cfg.validate()
+    lm_cfg = lm_config(cfg)
+
+    def compute():
+        model, _ = trained_tiny_lm(cfg)
+        train, val = split_corpus(lm_cfg)
+        g = generator(20_011 + seed)
+        calib, _, _ = sample_windows(train, lm_cfg, cfg.lm_calib_windows, g)
+        text, _, _ = sample_windows(val, lm_cfg, cfg.lm_eval_windows, g, passkey_fraction=0.0)
+        keys, _, _ = sample_windows(val, lm_cfg, cfg.lm_eval_windows, g, passkey_fraction=1.0)
+        kv = collect_kv(model, calib[:, :-1])
+        base = evaluate(model, text, keys, lm_cfg.passkey_digits)
+        rows = [{"variant": "fp32 cache", "stages": 0, "bits": 32.0, **base}]
+        fit_g = fit_generator(seed)
+        for label in VARIANTS:
+            q = cfg.quant(label, cfg.lm_codes, cfg.lm_stages)
+            books = {}
+            for layer in range(lm_cfg.n_layers):
+                for name in ("k", "v"):
+                    w = kv["mass"][layer] if q.method == "gskm" else None
+                    books[(layer, name)] = fit_rq(kv[name][layer], q, fit_g, w, impl).stages
+            for m in range(1, q.stages + 1):
+                res = evaluate(model, text, keys, lm_cfg.passkey_digits,
+                               quantized_hook(books, m, impl))
+                rows.append({"variant": label, "stages": m,
+                             "bits": bits_per_element(q.n_codes, m, lm_cfg.head_dim, q.gain,
+                                                      q.gain_bits), **res})
+        return rows
+
+    key = {"lm": lm_cfg, "quant": [cfg.quant(label, cfg.lm_codes, cfg.lm_stages)
+                                   for label in VARIANTS],
+           "windows": (cfg.lm_calib_windows, cfg.lm_eval_windows)}
+    return cached(PAPER, "tiny_lm_eval", key, seed, CACHE_VERSION, compute)
+
+
+def benchmark_data(name: str = "gain_shape_assign", path: str | None = None):
+    """F4: a recorded benchmark, ``benchmarks/<name>.csv`` of the checkout (the GPU kernel
+    benchmark by default; ``"gsrq_cpu_assign"`` for the CPU record), or an empty frame."""
+    import pandas as pd
+
+    p = Path(path) if path else Path(__file__).resolve().parents[2] / "benchmarks" / \
+        f"{name}.csv"
+    return pd.read_csv(p) if p.exists() else pd.DataFrame()
