@@ -23,7 +23,7 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
-from icml26.dashboards.page import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, paper_page
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
@@ -94,6 +94,7 @@ class PromotionExplorer(ExplorerBase):
         self._phase_data: dict | None = None
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
+        self._note = pn.pane.Alert("", alert_type="warning", visible=False)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -223,6 +224,26 @@ class PromotionExplorer(ExplorerBase):
     def _update_alert(self) -> None:
         self._show_error()
 
+    def design_note(self) -> str:
+        """Which edited setting the chosen design ignores ('' when none): the custom
+        thresholds apply only to the custom design, the slope only to the linear one."""
+        ignored = [f"{name} (used only by the design '{design}')"
+                   for name, p, design in (("custom thresholds", "custom_thresholds", "custom"),
+                                           ("slope multiplier", "slope_multiplier",
+                                            "linear slope"))
+                   if self.threshold_design != design
+                   and getattr(self, p) != self.param[p].default]
+        if not ignored:
+            return ""
+        return (f"Ignored by the '{self.threshold_design}' ladder: " + "; ".join(ignored)
+                + ". Choose that design to use them.")
+
+    @param.depends("threshold_design", "custom_thresholds", "slope_multiplier", watch=True,
+                   on_init=True)
+    def _update_note(self) -> None:
+        text = self.design_note()
+        self._note.object, self._note.visible = text, bool(text)
+
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
@@ -234,7 +255,7 @@ class PromotionExplorer(ExplorerBase):
                       sizing_mode="stretch_width")
         return pn.Row(
             pn.Column(controls, width=320),
-            pn.Column(self._alert, live, self._progress,
+            pn.Column(self._alert, self._note, live, self._progress,
                       pn.panel(self.trajectory_view, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
@@ -319,19 +340,22 @@ def plot_height(frame: pd.DataFrame) -> hv.Layout:
 
 
 def plot_sensitivity(data: dict) -> hv.Layout:
-    """F4: honestly held level (and the level before the first gaming) vs gamma and delta."""
+    """F4: highest level reached before any gaming (the claim) and, for comparison, the final
+    level held on true skill (blind to gaming during the climb) vs gamma and delta."""
     panels = []
     for key, label, corner in (("gamma", "retention gamma", "top_left"),
                                ("delta", "leg-up delta", "bottom_left")):
         df = data[key]
         x = df[key].to_numpy()
         panels.append((
-            hv.Curve((x, df["honest_level"].to_numpy()), label, "level",
-                     label="honestly held level").opts(color="#2ca02c", interpolation="linear")
-            * hv.Scatter((x, df["honest_level"].to_numpy())).opts(color="#2ca02c", size=6)
-            * hv.Curve((x, df["level_before_gaming"].to_numpy()), label, "level",
-                       label="highest level before any gaming").opts(color="#d62728",
-                                                                   line_dash="dashed")
+            hv.Curve((x, df["level_before_gaming"].to_numpy()), label, "level",
+                     label="highest level before any gaming").opts(color="#2ca02c",
+                                                                   interpolation="linear")
+            * hv.Scatter((x, df["level_before_gaming"].to_numpy())).opts(color="#2ca02c",
+                                                                         size=6)
+            * hv.Curve((x, df["held_level"].to_numpy()), label, "level",
+                       label="final level held on true skill").opts(color="#d62728",
+                                                                    line_dash="dashed")
         ).opts(title=f"Sensitivity to {label}", legend_position=corner,
                width=460, height=300, padding=0.1))
     return hv.Layout(panels).cols(2).opts(shared_axes=False)

@@ -246,6 +246,21 @@ def test_mutation_zero_tolerance_relegates_an_agent_sitting_on_its_threshold():
     assert results == {0.0: 2, 1e-9: 3}
 
 
+def test_mutation_gaming_during_the_climb_lowers_retention_helps():
+    """Issue 22: the claim reads the paper's "highest level reached honestly" as the highest
+    level before any gaming. Dropping the exact-gap actions makes the agent patch every
+    near-miss with gaming during the climb: the measurement drops far below its threshold,
+    while the final level held on true skill (the old reading) does not move at all."""
+    study = P.StudyConfig()
+    good = by_name(P.claims_for(study, 0, parts=("sensitivity",)))["retention_helps"]
+    bad_study = replace(study, base=replace(study.base, exact_gaps=False))
+    bad = by_name(P.claims_for(bad_study, 0, parts=("sensitivity",)))["retention_helps"]
+    assert not bad.holds and bad.measured < good.measured - 0.3
+    held = [P.spearman(f["gamma"]["gamma"], f["gamma"]["held_level"])
+            for f in (P.cached_figure("sensitivity", s, 0) for s in (study, bad_study))]
+    assert held[0] == held[1] >= 0.9  # blind: the old claim passed with or without gaming
+
+
 # --------------------------------------------------------------------------- figures
 def test_phase_cells_and_determinism():
     cells = P.phase_configs(P.PhaseConfig(), seed=3)
@@ -258,11 +273,21 @@ def test_phase_cells_and_determinism():
     assert centres["ratio"].iloc[0] == pytest.approx(0.025)
 
 
-def test_honest_level_counts_only_skill_supported_levels():
+def test_held_level_counts_only_skill_supported_levels():
     mu = torch.tensor([[0.5, 1.0, 1.5]], dtype=torch.float64).expand(3, -1)
     level = torch.tensor([4, 4, 2])
     skill = torch.tensor([1.6, 0.7, 3.0], dtype=torch.float64)
-    assert P.honest_level(level, skill, mu).tolist() == [4, 2, 2]
+    assert P.held_level(level, skill, mu).tolist() == [4, 2, 2]
+
+
+def test_level_before_gaming_stops_at_the_first_gaming_action():
+    level = torch.tensor([[1, 2, 3, 4, 4],    # honest throughout: 4
+                          [1, 2, 3, 4, 5],    # the third action games: it entered 4 by gaming
+                          [1, 2, 1, 2, 2],    # games first: only the start counts
+                          [1, 2, 3, 2, 2]])   # relegated honestly: the highest level counts
+    a_minus = torch.tensor([[0, 0, 0, 0], [0, 0, 0.3, 0], [0.1, 0, 0, 0], [0, 0, 0, 1e-7]],
+                           dtype=torch.float64)
+    assert P.level_before_gaming(level, a_minus).tolist() == [4, 3, 1, 3]
 
 
 def test_spearman_with_ties():
@@ -277,9 +302,12 @@ def test_expected_claims_hold(seed):
     claims = P.claims(seed)
     names = [c.name for c in claims]
     binding = {"phase_boundary", "myopic_games", "steady_state_climbs", "steady_state_honest",
-               "steady_state_no_maintenance", "no_legup_maintenance", "arbitrary_height",
-               "retention_helps"}
+               "steady_state_no_maintenance", "no_legup_maintenance", "arbitrary_height"}
     assert binding <= set(names) and len(names) == len(set(names))
+    # issue 22: measured as the paper reads it, it fails at quick scale, visibly, with why
+    retention = by_name(claims)["retention_helps"]
+    assert not retention.expected and not retention.holds
+    assert "before any gaming" in retention.note and "Fails on this seed" in retention.note
     for c in claims:
         if c.name in binding:
             assert c.expected, c.name

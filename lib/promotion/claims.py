@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -36,18 +37,20 @@ CLAIM_SPECS = {  # name -> (statement, op, threshold, expected)
                              "mu_{L-1} per period (within 10%)", "<=", 0.10, True),
     "arbitrary_height": ("Any target skill M is reached honestly with L = ceil((1-gamma)M/"
                          "delta) + 1 levels (M in targets; failing targets)", "<=", 0.0, True),
-    "retention_helps": ("The highest honestly held level is non-decreasing in gamma "
-                        "(Spearman >= 0.9)", ">=", 0.9, True),
-    "retention_first_gaming": ("The highest level reached before any gaming is non-decreasing "
-                               "in gamma (Spearman >= 0.9)", ">=", 0.9, False),
-    "legup_sensitivity": ("The highest honestly held level vs delta (reported: the paper "
-                          "calls the leg-up's role nuanced)", ">=", 0.9, False),
+    "retention_helps": ("Retention expands what can be incentivised: under a fixed ladder the "
+                        "highest level reached honestly (before any gaming) is non-decreasing "
+                        "in gamma (Spearman >= 0.9)", ">=", 0.9, False),
+    "legup_sensitivity": ("The highest level reached before any gaming vs delta (reported: the "
+                          "paper calls the leg-up's role nuanced)", ">=", 0.9, False),
     "greedy_above_steady": ("A greedy principal's thresholds are >= the steady-state ones "
                             "(optional F5; min difference)", ">=", 0.0, True),
 }
 
 PARTS = ("phase", "trajectories", "height", "sensitivity", "greedy")
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: F4 reports the level before any gaming and the held level
+SOLVER_NOTE = ("solver: policy iteration with exact sparse policy evaluation to a Bellman "
+               "residual <= 1e-8 on a skill grid with the thresholds as nodes and the exact "
+               "gaps mu_j - x among the honest actions; figure data cached per config and seed")
 
 
 def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
@@ -118,23 +121,34 @@ def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None
 def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
     f4 = cached_figure("sensitivity", study, seed, impl)
     gam, dlt = f4["gamma"], f4["delta"]
-    drops = int((np.diff(gam["honest_level"]) < 0).sum())
-    table.add("retention_helps", spearman(gam["gamma"], gam["honest_level"]),
-              f"honest level = final level counted only as far as true skill clears its stay "
-              f"threshold; fixed ladder mu_l = {f4['thresholds'][0]:g} l, {study.sens_levels} "
-              f"levels, delta = {f4['fixed_delta']:g}, {len(gam)} gammas in "
-              f"[{gam['gamma'].min():g}, {gam['gamma'].max():g}]; levels "
-              f"{gam['honest_level'].tolist()}; {drops} decreases")
-    table.add("retention_first_gaming", spearman(gam["gamma"], gam["level_before_gaming"]),
-              f"levels {gam['level_before_gaming'].tolist()}: at high gamma a shallow fixed "
-              "ladder lets skill outgrow the thresholds, so the agent games the small transient "
-              "gaps that its growing skill would close anyway; reported, not binding")
-    table.add("legup_sensitivity", spearman(dlt["delta"], dlt["honest_level"]),
-              f"levels {dlt['honest_level'].tolist()}, total gaming "
+    base = study.base
+    levels = gam["level_before_gaming"]
+    drops = int((np.diff(levels) < 0).sum())
+    line = (1 - base.ratio) / base.beta  # gamma where beta*gamma = 1 - c-/c+
+    rho = spearman(gam["gamma"], levels)
+    verdict = ("Fails on this seed" if not rho >= CLAIM_SPECS["retention_helps"][2]
+               else "Holds on this seed, not on every seed 0-4")
+    table.add("retention_helps", rho,
+              f"highest level reached before any gaming (a level entered by gaming, or any "
+              f"level after it, does not count): {levels.tolist()} for {len(gam)} gammas in "
+              f"[{gam['gamma'].min():g}, {gam['gamma'].max():g}], first gaming at period "
+              f"{gam['first_gaming'].tolist()} (-1: never); fixed ladder mu_l = "
+              f"{f4['thresholds'][0]:g} l, {study.sens_levels} levels, delta = "
+              f"{f4['fixed_delta']:g}. {verdict}: below gamma = {line:.3f} "
+              f"(beta*gamma = 1 - c-/c+) the agent games from the start, as the phase line "
+              f"predicts, but at high gamma the fixed ladder is shallow for that gamma: skill "
+              f"outgrows the thresholds and the agent games small gaps that its growing skill "
+              f"would close anyway ({drops} decreases). The final level held on true skill "
+              f"({gam['held_level'].tolist()}, Spearman "
+              f"{spearman(gam['gamma'], gam['held_level']):.3f}) looks only at the end, so it "
+              f"cannot see gaming during the climb; it is not the claim")
+    table.add("legup_sensitivity", spearman(dlt["delta"], dlt["level_before_gaming"]),
+              f"levels before any gaming {dlt['level_before_gaming'].tolist()}, total gaming "
               f"{np.round(dlt['total_gaming'].to_numpy(), 2).tolist()} for delta in "
               f"[{dlt['delta'].min():g}, {dlt['delta'].max():g}] at gamma = "
-              f"{f4['fixed_gamma']:g}: leg-up raises the held level but invites transient "
-              "gaming; reported only")
+              f"{f4['fixed_gamma']:g}: leg-up raises the final held level "
+              f"({dlt['held_level'].tolist()}) but invites transient gaming earlier in the "
+              "climb; reported only")
 
 
 def _greedy(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
@@ -153,8 +167,7 @@ PART_CLAIMS = {  # part -> (the claims it measures, the function that adds them)
     "trajectories": (("steady_state_climbs", "steady_state_honest",
                       "steady_state_no_maintenance", "no_legup_maintenance"), _trajectories),
     "height": (("arbitrary_height",), _height),
-    "sensitivity": (("retention_helps", "retention_first_gaming", "legup_sensitivity"),
-                    _sensitivity),
+    "sensitivity": (("retention_helps", "legup_sensitivity"), _sensitivity),
     "greedy": (("greedy_above_steady",), _greedy),
 }
 
@@ -179,4 +192,5 @@ def claims_for(study: StudyConfig, seed: int = 0, impl: str = "auto",
             names, measure = PART_CLAIMS[part]
             with table.guard(names):
                 measure(table, study, seed, impl)
-    return table.claims
+    return [c if math.isnan(c.measured) else replace(c, note=f"{c.note}; {SOLVER_NOTE}")
+            for c in table.claims]

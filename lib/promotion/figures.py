@@ -213,12 +213,25 @@ def figure_height_data(study: StudyConfig | None = None, seed: int | None = None
     return pd.DataFrame(rows)
 
 
-def honest_level(level: torch.Tensor, skill: torch.Tensor, mu: torch.Tensor,
-                 tol: float = 1e-9) -> torch.Tensor:
+def level_before_gaming(level: torch.Tensor, a_minus: torch.Tensor) -> torch.Tensor:
+    """The highest level reached before any gaming (the paper's "highest level reached
+    honestly"): ``max level[t]`` over the states ``t`` whose every earlier action had
+    ``a- <= 1e-6``; a level entered by a gaming action does not count, nor anything after it.
+
+    ``level [B, T+1]`` (1-based, ``level[:, 0]`` the start), ``a_minus [B, T]`` -> ``[B]``.
+    """
+    gamed = (a_minus > EPS_ACTION).long().cumsum(dim=1) > 0  # [B, T]: gamed at or before t
+    clean = torch.cat([torch.ones_like(gamed[:, :1]), ~gamed], dim=1)  # [B, T+1]
+    return torch.where(clean, level, torch.zeros_like(level)).amax(dim=1)
+
+
+def held_level(level: torch.Tensor, skill: torch.Tensor, mu: torch.Tensor,
+               tol: float = 1e-9) -> torch.Tensor:
     """The level a final state holds on true skill: ``min(level, 1 + #{j: mu_j <= x})``.
 
-    Level ``l``'s stay threshold is ``mu_{l-1}``; a level held only by gaming does not count.
-    ``level, skill [B]``, ``mu [B, L-1]`` -> ``[B]``.
+    Level ``l``'s stay threshold is ``mu_{l-1}``. This looks only at the end: gaming during
+    the climb is invisible to it (and honest maintenance effort is not counted), so it is
+    shown beside the claim, never the claim. ``level, skill [B]``, ``mu [B, L-1]`` -> ``[B]``.
     """
     supported = 1 + (skill[:, None] >= mu - tol).sum(dim=1)
     return torch.minimum(level, supported)
@@ -229,8 +242,10 @@ def figure_sensitivity_data(study: StudyConfig | None = None, seed: int | None =
     """F4: a FIXED ladder and reward schedule (the base design, ``sens_levels`` levels),
     sweeping gamma (delta fixed) and delta (gamma fixed); one batched solve for both sweeps.
 
-    Per configuration: the honestly held final level (:func:`honest_level`), the highest level
-    reached before the first gaming, the final level and the total gaming.
+    Per configuration: the highest level reached before any gaming
+    (:func:`level_before_gaming`, the paper's honestly reached level, what the claims use), the
+    first period with gaming (-1: none), the final level and skill, the final level held on
+    true skill (:func:`held_level`, blind to gaming during the climb), total gaming and effort.
     """
     study = StudyConfig() if study is None else study
     study.validate()
@@ -255,13 +270,14 @@ def figure_sensitivity_data(study: StudyConfig | None = None, seed: int | None =
     sol = solve(make_ladder(cfgs), impl=impl)
     tr = simulate(sol)
     mu_t = torch.tensor(mu, dtype=DTYPE)[None, :].expand(len(cfgs), -1)
-    held = honest_level(tr["level"][:, -1], tr["skill"][:, -1], mu_t, base.tol)
-    gamed = (tr["a_minus"] > EPS_ACTION).long().cumsum(dim=1) > 0  # [B, T]
-    clean = torch.cat([torch.ones(len(cfgs), 1, dtype=torch.bool), ~gamed], dim=1)
-    before = torch.where(clean, tr["level"], torch.zeros_like(tr["level"])).amax(dim=1)
+    held = held_level(tr["level"][:, -1], tr["skill"][:, -1], mu_t, base.tol)
+    before = level_before_gaming(tr["level"], tr["a_minus"])
+    gamed = tr["a_minus"] > EPS_ACTION
+    first = torch.where(gamed.any(dim=1), gamed.long().argmax(dim=1), -1)
     frame = pd.DataFrame({
         "gamma": [c.gamma for c in cfgs], "delta": [c.delta for c in cfgs],
-        "honest_level": held.numpy(), "level_before_gaming": before.numpy(),
+        "level_before_gaming": before.numpy(), "first_gaming": first.numpy(),
+        "held_level": held.numpy(),
         "final_level": tr["level"][:, -1].numpy(), "final_skill": tr["skill"][:, -1].numpy(),
         "total_gaming": tr["a_minus"].sum(dim=1).numpy(),
         "total_effort": tr["a_plus"].sum(dim=1).numpy(),

@@ -35,6 +35,19 @@ def test_run_solves_the_trajectory_and_phase_diagram():
     assert "stale" in e.trajectory_view().opts.get().kwargs.get("title", "")
 
 
+def test_settings_the_design_ignores_say_so():
+    """Issue 23: custom thresholds (and the slope) used to be ignored silently."""
+    e = dash.Explorer()
+    assert e.design_note() == ""
+    e.custom_thresholds = "1, 2, 3, 4, 5, 6, 7"
+    assert "custom thresholds (used only by the design 'custom')" in e.design_note()
+    e.threshold_design = "custom"  # now they apply, and the ladder shows them
+    assert e.design_note() == ""
+    np.testing.assert_allclose(e.plot_data()["thresholds"], np.arange(1.0, 8.0))
+    e.slope_multiplier = 2.0
+    assert "slope multiplier (used only by the design 'linear slope')" in e.design_note()
+
+
 def test_pitfall_switch_shows_fake_gaming():
     e = dash.Explorer(x_grid=101, a_grid=41, phase_cells=4, exact_gaps=False)
     e.param.trigger("run")
