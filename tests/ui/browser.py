@@ -220,3 +220,118 @@ def all_apps() -> dict:
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     return apps
+
+
+# ---------------------------------------------------------------------- every figure draws
+#: Every Bokeh plot on the page (all documents, all views): its box and frame on the page,
+#: its axis ranges and, per glyph renderer, how many rows it has and its x / y columns.
+PLOTS_JS = """() => {
+  const column = (r, name) => {
+    const p = r.glyph.properties[name];
+    if (!p) return null;
+    const v = p.get_value();
+    if (v == null || v.field === undefined) return null;
+    const data = r.data_source.data;
+    const c = data instanceof Map ? data.get(v.field) : data[v.field];
+    return c ? Array.from(c, Number) : null;
+  };
+  const out = [];
+  for (const view of Bokeh.index.all_views()) {
+    const m = view.model;
+    if (!(m && 'x_range' in m && 'renderers' in m) || !view.el.isConnected) continue;
+    const box = view.el.getBoundingClientRect();
+    const f = view.frame ? view.frame.bbox : {x: 0, y: 0, width: 0, height: 0};
+    const title = m.title == null ? '' : (typeof m.title === 'string' ? m.title : m.title.text);
+    const renderers = [];
+    for (const r of m.renderers) {
+      if (!r.glyph || !r.data_source || !r.visible) continue;
+      renderers.push({glyph: r.glyph.type, rows: r.data_source.get_length() ?? 0,
+                      x: column(r, 'x'), y: column(r, 'y')});
+    }
+    out.push({id: m.id, title, box: [box.x, box.y, box.width, box.height],
+              frame: [box.x + f.x, box.y + f.y, f.width, f.height],
+              x_range: [m.x_range.start, m.x_range.end], y_range: [m.y_range.start, m.y_range.end],
+              renderers});
+  }
+  return out;
+}"""
+
+#: a pixel counts as ink when it is darker than the grid lines (#e5e5e5) or clearly coloured
+INK_LUMA, INK_CHROMA = 200, 40
+#: share of the frame's pixels that must be ink for a plot to count as drawn
+MIN_INK = 0.002
+FRAME_INSET = 4  # px
+
+
+def plots(page) -> list[dict]:
+    return page.evaluate(PLOTS_JS)
+
+
+def ink_share(png: bytes) -> float:
+    """Share of a screenshot's pixels that are ink (glyphs, text), not background or grid."""
+    import io
+
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+    luma = rgb @ np.array([0.299, 0.587, 0.114])
+    chroma = rgb.max(axis=-1) - rgb.min(axis=-1)
+    return float(((luma < INK_LUMA) | (chroma > INK_CHROMA)).mean())
+
+
+def _inside(values, lo, hi) -> bool:
+    lo, hi = min(lo, hi), max(lo, hi)
+    pad = 1e-9 * max(hi - lo, 1e-300)
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], dtype=float)
+    return bool(((v >= lo - pad) & (v <= hi + pad)).all())
+
+
+def figure_problems(page, where: str) -> list[str]:
+    """What is wrong with the page's figures: a plot with no frame, no glyph rows, no ink in
+    its frame (blank), or data outside its visible ranges. Empty when every figure draws."""
+    found = plots(page)
+    if not found:
+        return [f"{where}: no Bokeh plot on the page"]
+    problems = []
+    for p in found:
+        name = f"{where}: plot {p['title']!r}"
+        x, y, w, h = p["frame"]
+        if w < 20 or h < 20:
+            problems.append(f"{name} has a frame of {w:.0f} x {h:.0f} px (not laid out)")
+            continue
+        if not any(r["rows"] > 0 for r in p["renderers"]):
+            problems.append(f"{name} has no glyph with data")
+            continue
+        # inset: the axis lines and ticks sit on the frame's edge
+        share = ink_share(page.screenshot(clip={"x": x + FRAME_INSET, "y": y + FRAME_INSET,
+                                                "width": w - 2 * FRAME_INSET,
+                                                "height": h - 2 * FRAME_INSET}))
+        if share < MIN_INK:
+            problems.append(f"{name} is blank: {share:.2%} of its frame is drawn")
+        for r in p["renderers"]:
+            for axis in ("x", "y"):
+                values, rng = r[axis], p[f"{axis}_range"]
+                if values and None not in rng and not _inside(values, *rng):
+                    problems.append(f"{name}: {r['glyph']} {axis} data "
+                                    f"[{np.nanmin(values):.4g}, {np.nanmax(values):.4g}] "
+                                    f"outside the visible {axis} range {rng}")
+    return problems
+
+
+def block_network(context) -> list[str]:
+    """Fail every request that leaves this machine; returns the list of blocked URLs."""
+    from urllib.parse import urlparse
+
+    blocked: list[str] = []
+
+    def route(r):
+        host = urlparse(r.request.url).hostname or ""
+        if r.request.url.startswith(("data:", "blob:", "file:")) or host in (
+                "127.0.0.1", "localhost"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    return blocked
