@@ -14,7 +14,7 @@
    by :func:`serve`), so a long Run never blocks the server's event loop: other pages and
    sessions keep answering.
 
-The earlier patch of Bokeh's ``DocumentModelManager`` (it skipped a model-graph walk per
+The earlier patch of Bokeh's document model manager (it skipped a model-graph walk per
 HoloViews update) is gone: it replaced private methods process-wide. The live figures avoid
 that walk with public APIs instead (owned data sources, no HoloViews pipeline per step).
 """
