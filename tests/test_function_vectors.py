@@ -15,11 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import function_vectors as fv
+from icml26 import papers
 from icml26.function_vectors import model as fm
 from icml26.function_vectors import prompts as fp
 from icml26.function_vectors import training as ft
 
 N_LAYERS, N_HEADS = 3, 4
+QUICK = fv.config_for("quick")
 
 
 def sharp_model(positions: str = "slots") -> fm.FVTransformer:
@@ -318,19 +320,97 @@ def test_training_is_deterministic():
         assert torch.equal(a["state"][k], b["state"][k]), k
 
 
+def test_context_control_patches_layer0_with_the_task_agnostic_mean(model, prompts):
+    g = torch.Generator().manual_seed(7)
+    means = torch.randn(8, N_LAYERS, N_HEADS, 16, generator=g)
+    heads = [(1, 2), (0, 3)]
+    assert fv.context_heads(means, heads) == [(0, 0), (0, 1), (0, 2)]
+    zero = prompts.with_slots(torch.zeros(6, dtype=torch.bool))
+    got = fv.intervene(model, zero, means, heads, context=fv.context_heads(means, heads))
+    mask = torch.zeros(len(zero), N_LAYERS, N_HEADS, dtype=torch.bool)
+    mask[:, 0] = True
+    mask[:, 1, 2] = True
+    values = means[zero.task - 1].clone()
+    values[:, 0, :3] = means.mean(0)[0, :3]  # (0, 3) is an FV head: it keeps its task mean
+    assert rel_err(got, model(zero.tokens, head_patch=fm.HeadPatch(mask, values))) < 1e-5
+
+
+def test_joint_effect_patches_the_heads_together(model):
+    g = torch.Generator().manual_seed(2)
+    p = fp.make_prompts(fp.tasks_for(16, g), 6, g, shuffle=True)
+    means = torch.randn(8, N_LAYERS, N_HEADS, 16, generator=g)
+    aie = fv.causal_indirect_effect(model, means, p)
+    assert fv.joint_indirect_effect(model, means, p, [(1, 2)]) == pytest.approx(
+        float(aie[1, 2]), abs=1e-6)
+    heads = [(1, 2), (2, 0), (2, 3)]
+    joint = fv.joint_indirect_effect(model, means, p, heads)
+    assert abs(joint - sum(float(aie[h]) for h in heads)) > 1e-3  # not the single-head sum
+
+
+def test_ranking_by_abs_is_the_pitfall():
+    aie = torch.tensor([[-0.5, 0.0], [0.2, 0.1]])
+    assert fv.rank_heads(aie)[:2] == [(1, 0), (1, 1)]
+    assert fv.rank_heads(aie, "abs")[0] == (0, 0)
+
+
+def test_tiny_training_feeds_the_whole_pipeline(tmp_path, monkeypatch):
+    """Training is tested at tiny scale (the quick-scale models are shipped): a 30-step model
+    goes through the cache and the claims; it has no ICL, so every claim fails, with reasons."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    tiny = dataclasses.replace(
+        QUICK, weights="train", eval_prompts=64,
+        train=dataclasses.replace(QUICK.train, steps=30, batch=16, eval_every=15))
+    assert fv.weights_source(tiny, 0) == "trained"
+    blob = fv.trained(tiny, 0, progress=False)
+    assert [h[0] for h in blob["history"]] == [15, 30]
+    assert any(tmp_path.rglob("model-*-s0.pt"))
+    again = fv.trained(tiny, 0, progress=False)  # from the cache
+    assert all(torch.equal(blob["state"][k], again["state"][k]) for k in blob["state"])
+    claims = fv.claims_for(tiny, 0)
+    assert [c.name for c in claims] == list(fv.SPECS)
+    assert not any(c.holds for c in claims if c.expected)
+    assert "did not emerge" in claims[1].note and "trained in this run" in claims[1].note
+
+
 # --------------------------------------------------------------------------- claims (slow)
-QUICK = fv.config_for("quick")
+
+
+def test_shipped_weights_match_the_quick_config():
+    for seed in fv.SHIPPED_SEEDS:
+        blob = fv.shipped_blob(seed)
+        assert blob is not None, f"lib/data/function_vectors_seed{seed}.pt is missing"
+        assert blob["model_config"] == dataclasses.asdict(QUICK.model)
+        assert blob["train_config"] == dataclasses.asdict(QUICK.train)
+        assert blob["seed"] == seed
+        assert fv.weights_source(QUICK, seed).startswith(f"shipped function_vectors_seed{seed}")
+    model = fm.model_from_state(fv.shipped_blob(0))
+    assert fv.clean_accuracy(model, QUICK, 0) >= QUICK.icl_threshold
+
+
+# Seeds of the CI pair whose binding claims fail on the shipped model (the registry's
+# "blocked", with the evidence in benchmarks/function_vectors_seeds.csv). Strict: a seed that
+# starts to pass fails this test, so the status is revisited, never silently kept.
+BLOCKED_ON = {1: "the FV heads' joint AIE is 0.12 < 0.3 (no function vector in the top-3 "
+                 "heads; all four middle-layer heads together: 0.16), so the transfer and the "
+                 "gated headline claims fail"}
+
+
+def test_registry_status_matches_the_blocked_seeds():
+    status = papers.get("function_vectors").status
+    assert status == ("blocked" if BLOCKED_ON else "reproduced"), status
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
+    s in BLOCKED_ON, strict=True, reason=BLOCKED_ON.get(s, ""))) for s in (0, 1)])
 def test_expected_claims_hold(seed):
     claims = fv.claims(seed)
     names = [c.name for c in claims]
-    assert len(names) == len(set(names)) == len(fv.SPECS)
+    assert names == list(fv.SPECS)
     bad = [(c.name, c.measured, c.note) for c in claims if c.expected and not c.holds]
     assert not bad, bad
     assert all(math.isfinite(c.measured) for c in claims if c.expected)
+    assert all("shipped function_vectors_seed" in c.note for c in claims)  # the shortcut
 
 
 @pytest.mark.slow
@@ -350,18 +430,31 @@ def test_mutation_per_prompt_weights_break_the_margin():
 
 
 @pytest.mark.slow
+def test_mutation_leaky_context_control_fails_the_control_claim():
+    """Giving the layer-0 heads their TASK means (instead of the task-agnostic mean) leaks the
+    task into the zero-shot context control: the control alone then raises accuracy."""
+    by = {c.name: c for c in fv.claims_for(dataclasses.replace(QUICK, context_control="task"),
+                                           0)}
+    assert by["icl_emerged"].holds and by["replacement_shuffled"].holds
+    assert not by["zero_shot_context_control"].holds, by["zero_shot_context_control"]
+
+
+@pytest.mark.slow
+def test_mutation_abs_ranking_fails_the_joint_effect_and_gates_the_headline():
+    """FV heads ranked by |AIE| (the layer-0 heads that erase x_q): their joint effect fails,
+    so do the transfers, and the headline claims are not measured on them (the gate)."""
+    by = {c.name: c for c in fv.claims_for(dataclasses.replace(QUICK, ranking="abs"), 0)}
+    assert by["icl_emerged"].holds
+    for name in ("cie_top_effect", "replacement_shuffled", "replacement_zero_shot"):
+        assert not by[name].holds, by[name]
+    for name in fv.GATED:
+        assert math.isnan(by[name].measured) and "gated" in by[name].note, by[name]
+
+
+@pytest.mark.slow
 def test_mutation_without_tvp_no_function_vector():
-    """Training without the TVP loss (same steps): no Todd-style FV, cie_top_effect fails."""
+    """Training without the TVP loss (same steps; trains, several CPU minutes): no Todd-style
+    FV, the joint effect fails."""
     cfg = dataclasses.replace(QUICK, train=dataclasses.replace(QUICK.train, tvp=False))
     by = {c.name: c for c in fv.claims_for(cfg, 0)}
     assert not by["cie_top_effect"].holds, by["cie_top_effect"]
-
-
-def test_shipped_weights_match_the_quick_config():
-    blob = fv.shipped_blob()
-    assert blob is not None, "lib/data/function_vectors_seed0.pt is missing"
-    assert blob["model_config"] == dataclasses.asdict(QUICK.model)
-    assert blob["train_config"] == dataclasses.asdict(QUICK.train)
-    assert blob["seed"] == 0
-    model = fm.model_from_state(blob)
-    assert fv.clean_accuracy(model, QUICK, 0) >= QUICK.icl_threshold

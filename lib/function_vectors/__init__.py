@@ -50,7 +50,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from icml26.function_vectors.claims import EXPECTED, SPECS, claims, claims_for, measure
+from icml26.function_vectors.claims import (
+    EXPECTED,
+    GATED,
+    SPECS,
+    claims,
+    claims_for,
+    measure,
+    shortcuts,
+)
 from icml26.function_vectors.decomposition import (
     block_decomposition,
     by_slot,
@@ -71,6 +79,7 @@ from icml26.function_vectors.experiments import (
     PAPER,
     SCALES,
     SHIPPED,
+    SHIPPED_SEEDS,
     FVConfig,
     NoICLError,
     checked_model,
@@ -82,7 +91,9 @@ from icml26.function_vectors.experiments import (
     load_model,
     model_analysis,
     shipped_blob,
+    shipped_path,
     trained,
+    weights_source,
 )
 from icml26.function_vectors.figures import (
     figure_additivity_data,
@@ -99,9 +110,12 @@ from icml26.function_vectors.interventions import (
     Prefix,
     accuracy_of,
     causal_indirect_effect,
+    context_heads,
+    context_values,
     final_state,
     fv_vector,
     intervene,
+    joint_indirect_effect,
     p_correct,
     rank_heads,
     run,
@@ -125,19 +139,19 @@ from icml26.function_vectors.prompts import (
 from icml26.function_vectors.training import TrainConfig, train_model
 
 __all__ = [
-    "CACHE_VERSION", "CORRUPTIONS", "DECOMPOSITIONS", "EXPECTED", "FIELDS", "INTERVENTIONS",
-    "KIND_INFORMATIVE", "KIND_UNINFORMATIVE", "MAX_SHOTS", "N_TASKS", "PAPER", "SCALES",
-    "SHIPPED", "SPECS", "FVConfig", "FVTransformer", "HeadPatch", "ModelConfig", "NoICLError",
-    "Prefix", "Prompts", "TrainConfig", "accuracy_of", "apply_task", "block_decomposition",
-    "by_slot", "causal_indirect_effect", "checked_model", "claims", "claims_for",
-    "clean_accuracy", "config_for", "evaluation_items", "figure_additivity_data",
-    "figure_cie_data", "figure_interventions_data", "figure_qkv_data",
-    "figure_reweighting_data", "final_state", "fit_additive", "fv_analysis", "fv_head_masses",
-    "fv_of", "fv_vector", "head_means", "hybrid_head_outputs", "hybrid_quality", "intervene",
-    "isolated_masses", "live_data", "live_intervention_data", "live_prompt_data",
-    "load_model", "make_prompts", "matched_ratio", "measure", "model_analysis",
-    "model_from_state", "other_tasks", "p_correct", "paired_permutation_test",
-    "qkv_panel_prompts", "r_squared", "rank_heads", "replace", "run", "shift_distribution",
-    "shipped_blob", "shuffle_labels", "sub_fvs", "subset", "tasks_for", "train_model",
-    "trained",
+    "CACHE_VERSION", "CORRUPTIONS", "DECOMPOSITIONS", "EXPECTED", "FIELDS", "FVConfig",
+    "FVTransformer", "GATED", "HeadPatch", "INTERVENTIONS", "KIND_INFORMATIVE",
+    "KIND_UNINFORMATIVE", "MAX_SHOTS", "ModelConfig", "N_TASKS", "NoICLError", "PAPER", "Prefix",
+    "Prompts", "SCALES", "SHIPPED", "SHIPPED_SEEDS", "SPECS", "TrainConfig", "accuracy_of",
+    "apply_task", "block_decomposition", "by_slot", "causal_indirect_effect", "checked_model",
+    "claims", "claims_for", "clean_accuracy", "config_for", "context_heads", "context_values",
+    "evaluation_items", "figure_additivity_data", "figure_cie_data", "figure_interventions_data",
+    "figure_qkv_data", "figure_reweighting_data", "final_state", "fit_additive", "fv_analysis",
+    "fv_head_masses", "fv_of", "fv_vector", "head_means", "hybrid_head_outputs", "hybrid_quality",
+    "intervene", "isolated_masses", "joint_indirect_effect", "live_data",
+    "live_intervention_data", "live_prompt_data", "load_model", "make_prompts", "matched_ratio",
+    "measure", "model_analysis", "model_from_state", "other_tasks", "p_correct",
+    "paired_permutation_test", "qkv_panel_prompts", "r_squared", "rank_heads", "replace", "run",
+    "shift_distribution", "shipped_blob", "shipped_path", "shortcuts", "shuffle_labels",
+    "sub_fvs", "subset", "tasks_for", "train_model", "trained", "weights_source",
 ]

@@ -1,6 +1,23 @@
-"""The claims of :mod:`icml26.function_vectors`: the spec rows and one seed's measurements."""
+"""The claims of :mod:`icml26.function_vectors`: the spec rows and one seed's measurements.
+
+Issue 22's restatement. The FV heads are the top-3 by single-head AIE; their outputs are a
+function vector only if they carry the task JOINTLY (``cie_top_effect``: the three patched
+together, as an FV acts), so the headline claims (additivity, reweighting, QK/V) are measured
+on them only when that joint effect holds (otherwise they are reported as not measured, and
+fail). Zero-shot transfer is asserted with a disclosed context control: the other layer-0
+heads get the task-agnostic n-shot mean ("demonstrations present", no task), which alone
+must not raise accuracy; plain Todd-style zero-shot replacement is reported beside it. No
+layer-residual FV is used (the TVP training loss trains exactly that operation).
+
+Shortcuts every note names: the model of seeds 0-6 at quick scale is the shipped one
+(``lib/data/function_vectors_seed{S}.pt``; training is not bit-reproducible across machines,
+so the verdicts were checked on seven independently trained seeds instead of on a retrain),
+and the TVP auxiliary loss it was trained with (a toy-only device).
+"""
 
 from __future__ import annotations
+
+import math
 
 from icml26.claims import Claim, ClaimTable
 from icml26.function_vectors.experiments import (
@@ -9,6 +26,7 @@ from icml26.function_vectors.experiments import (
     clean_accuracy_cached,
     config_for,
     load_model,
+    weights_source,
 )
 from icml26.function_vectors.figures import (
     figure_additivity_data,
@@ -17,24 +35,35 @@ from icml26.function_vectors.figures import (
     figure_qkv_data,
     figure_reweighting_data,
 )
-from icml26.function_vectors.interventions import CORRUPTIONS
 
 SPECS = {  # name: (statement, op, threshold, expected)
     "icl_emerged": (
         "The trained toy model does in-context learning (clean 6-shot accuracy)",
         ">=", 0.85, True),
     "cie_top_effect": (
-        "Patching the top-3 heads with their task mean restores the answer on shuffled "
-        "prompts (summed AIE)",
+        "Patching the top-3 heads together with their task means restores the answer on "
+        "shuffled prompts (joint AIE, as a function vector acts)",
         ">=", 0.3, True),
+    "cie_top_effect_single_head": (
+        "... one head at a time (summed single-head AIE of the top 3; the heads are redundant)",
+        ">=", 0.3, False),
     "cie_concentrated": (
-        "The top-3 of 12 heads carry most of the positive AIE (share)",
+        "The top-3 of 12 heads carry most of the positive single-head AIE (share)",
         ">=", 0.8, True),
     "replacement_zero_shot": (
-        "Replacing the FV heads' outputs with the task mean raises zero-shot accuracy (gain)",
+        "Replacing the FV heads' outputs with the task mean raises zero-shot accuracy, with the "
+        "context control (gain over the control alone)",
         ">=", 0.4, True),
+    "zero_shot_context_control": (
+        "The context control alone (other layer-0 heads := task-agnostic n-shot mean) does not "
+        "raise zero-shot accuracy (gain)",
+        "<=", 0.05, True),
+    "replacement_zero_shot_plain": (
+        "Todd-style: replacing the FV heads alone raises zero-shot accuracy (gain, no context)",
+        ">=", 0.4, False),
     "replacement_shuffled": (
-        "... and shuffled-label 6-shot accuracy (gain)",
+        "Replacing the FV heads' outputs with the task mean raises shuffled-label 6-shot "
+        "accuracy (gain)",
         ">=", 0.5, True),
     "other_task_no_gain": (
         "Another task's mean does not raise accuracy on the true task (largest gain)",
@@ -65,7 +94,7 @@ SPECS = {  # name: (statement, op, threshold, expected)
         ">=", 1.5, False),
     "qk_share_ambiguous": (
         "With ambiguous demonstrations the contextualisation gain goes through QK: (QK - "
-        "neither) / (both - neither)",
+        "neither) / (both - neither), zero-shot with the context control",
         ">=", 0.5, False),
     "qk_beats_v": (
         "... and QK-only beats V-only (accuracy difference, ambiguous panel)",
@@ -79,70 +108,130 @@ SPECS = {  # name: (statement, op, threshold, expected)
         ">=", 5.0, False),
 }
 
+# measured on the FV heads: meaningful only where their joint effect holds (the gate)
+GATED = ("additivity_shared", "additivity_margin", "reweighting_in_context",
+         "reweighting_vs_isolated", "reweighting_p", "reweighting_keys", "qk_share_ambiguous",
+         "qk_beats_v")
+
 
 EXPECTED = {name: row[3] for name, row in SPECS.items()}
 
 
 def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim at ``scale`` for ``seed`` (trains or loads the model for that seed)."""
+    """Every claim at ``scale`` for ``seed`` (the shipped model of that seed, else trained)."""
     return claims_for(config_for(scale), seed)
 
 
+def shortcuts(cfg: FVConfig, seed: int) -> str:
+    """The shortcuts a claim of this seed rests on, for its note."""
+    src = weights_source(cfg, seed)
+    model = (f"{src} (not retrained here; training is not bit-reproducible across machines)"
+             if src != "trained" else "trained in this run (cached per seed)")
+    return f"model: {model}; TVP auxiliary loss {'on' if cfg.train.tvp else 'off'} in training"
+
+
 def claims_for(cfg: FVConfig, seed: int = 0, expected: dict | None = None) -> list[Claim]:
-    """Claims for an explicit config (the mutation tests switch off TVP / share weights)."""
+    """Claims for an explicit config (the mutation tests switch off TVP, leak the context
+    control, share weights per prompt ...)."""
     expected = {**EXPECTED, **(expected or {})}
     table = ClaimTable(PAPER, {n: (*row[:3], expected[n]) for n, row in SPECS.items()})
     rest = [n for n in SPECS if n != "icl_emerged"]
     try:
         model = load_model(cfg, seed)
         acc = clean_accuracy_cached(cfg, seed, model)
+        extra = shortcuts(cfg, seed)
     except Exception as exc:  # noqa: BLE001 - reported as failed claims, not hidden
         table.fail(SPECS, f"{type(exc).__name__}: {exc}")
         return table.claims
     table.add("icl_emerged", acc, f"{cfg.eval_prompts} clean 6-shot prompts; "
-              f"{cfg.train.steps} training steps, TVP={'on' if cfg.train.tvp else 'off'}")
+              f"{cfg.train.steps} training steps; {extra}")
     if acc < cfg.icl_threshold:  # every other claim would be meaningless
         table.fail(rest, "in-context learning did not emerge "
-                   f"(clean 6-shot accuracy {acc:.3f})")
+                   f"(clean 6-shot accuracy {acc:.3f}); {extra}")
         return table.claims
     with table.guard(rest):
         values = measure(cfg, seed)
         for name in rest:
-            table.add(name, *values[name])
+            value, note = values[name]
+            table.add(name, value, f"{note}; {extra}")
     return table.claims
 
 
 def measure(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
-    v: dict[str, tuple[float, str]] = {}
+    """``{claim: (measured, note)}`` for every claim but ``icl_emerged``."""
+    v = _cie_claims(cfg, seed)
+    v.update(_intervention_claims(cfg, seed))
+    joint, threshold = v["cie_top_effect"][0], SPECS["cie_top_effect"][2]
+    if joint >= threshold:
+        v.update(_headline_claims(cfg, seed))
+    else:
+        why = (f"not measured: the FV heads' joint AIE {joint:.3f} < {threshold}, so their "
+               "outputs are no function vector here (gated on cie_top_effect)")
+        v.update({name: (math.nan, why) for name in GATED})
+    return v
+
+
+def _cie_claims(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
     cie = figure_cie_data(cfg, seed)
     top = ", ".join(f"({a},{b})" for a, b in cie["top"])
     aie = cie["aie"]
-    v["cie_top_effect"] = (cie["top_sum"], f"FV heads {top}; AIE "
-                           + ", ".join(f"{float(aie[h]):.3f}" for h in cie["top"])
-                           + f"; {cfg.cie_prompts} shuffled prompts per task")
-    v["cie_concentrated"] = (cie["share"], "share of the summed positive AIE of all "
-                             f"{aie.numel()} heads")
-    v["fv_single_head"] = (cie["single_head_ratio"], "spec prototype D: 0.58 vs <= 0.05; the "
-                           "torch re-check (and this toy) spreads the FV over 2-3 heads")
-    iv = figure_interventions_data(cfg, seed)
-    gain = iv["gain"]
+    single = ", ".join(f"{float(aie[h]):.3f}" for h in cie["top"])
     k = cfg.top_k
-    v["replacement_zero_shot"] = (gain[("zero_shot", f"replace top-{k}")],
-                                  "top-1/2/3: " + ", ".join(
-                                      f"{gain[('zero_shot', f'replace top-{i}')]:+.2f}"
+    return {
+        "cie_top_effect": (cie["joint"][k - 1], f"FV heads {top} (top-{k} by {cfg.ranking} "
+                           f"single-head AIE); joint AIE of top-1..{k}: "
+                           + ", ".join(f"{j:.3f}" for j in cie["joint"])
+                           + f"; {cfg.cie_prompts} shuffled prompts per task"),
+        "cie_top_effect_single_head": (cie["top_sum"], f"single-head AIE {single}; reported: "
+                                       "redundant heads move little one at a time"),
+        "cie_concentrated": (cie["share"], "share of the summed positive single-head AIE of "
+                             f"all {aie.numel()} heads"),
+        "fv_single_head": (cie["single_head_ratio"], "spec prototype D: 0.58 vs <= 0.05; the "
+                           "torch re-check (and this toy) spreads the FV over 2-3 heads"),
+    }
+
+
+def _intervention_claims(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
+    iv = figure_interventions_data(cfg, seed)
+    gain, k = iv["gain"], cfg.top_k
+    zs, sh = (lambda m: gain[("zero_shot", m)]), (lambda m: gain[("shuffled", m)])
+    ctrl = zs("context control")
+    ctx = ", ".join(f"({a},{b})" for a, b in iv["context_heads"])
+    over_ctrl = {m: zs(m + " + context") - ctrl for m in
+                 [f"replace top-{i}" for i in range(1, k + 1)] + ["other-task mean",
+                                                                  "random (replace)"]}
+    return {
+        "replacement_zero_shot": (over_ctrl[f"replace top-{k}"], "gain over the context "
+                                  f"control (heads {ctx} := task-agnostic n-shot mean; "
+                                  f"{cfg.context_control}), top-1..{k}: " + ", ".join(
+                                      f"{over_ctrl[f'replace top-{i}']:+.2f}"
                                       for i in range(1, k + 1))
-                                  + f"; filtered to items clean ICL solves ({iv['kept']:.3f})")
-    v["replacement_shuffled"] = (gain[("shuffled", f"replace top-{k}")], "top-1/2/3: " +
-                                 ", ".join(f"{gain[('shuffled', f'replace top-{i}')]:+.2f}"
-                                           for i in range(1, k + 1)))
-    v["other_task_no_gain"] = (max(gain[(c, "other-task mean")] for c in CORRUPTIONS),
-                               "worst of zero-shot / shuffled; it installs the other task")
-    rnd = [gain[(c, m)] for c in CORRUPTIONS for m in ("random (replace)", "random (add)")]
-    v["random_no_gain"] = (max(rnd), "worst of {zero-shot, shuffled} x {replacement, "
-                           "additive at the best layer}; may lower accuracy (one-sided)")
-    todd = gain[("zero_shot", "Todd additive FV")]
-    v["todd_additive_gain"] = (todd, "W_O-mapped mean added after the best layer; the spec "
-                               "found it does not transfer in any toy (replacement does)")
+                                  + f"; items clean ICL solves ({iv['kept']:.3f})"),
+        "zero_shot_context_control": (ctrl, f"heads {ctx}; control = {cfg.context_control} "
+                                      "(the disclosed shortcut of replacement_zero_shot)"),
+        "replacement_zero_shot_plain": (zs(f"replace top-{k}"), "top-1..k: " + ", ".join(
+            f"{zs(f'replace top-{i}'):+.2f}" for i in range(1, k + 1))
+            + "; reported: without the layer-0 'demonstrations present' signal the toy's "
+            "last layer often does not read the task"),
+        "replacement_shuffled": (sh(f"replace top-{k}"), f"top-1..{k}: " + ", ".join(
+            f"{sh(f'replace top-{i}'):+.2f}" for i in range(1, k + 1))
+            + "; controls: other_task_no_gain, random_no_gain"),
+        "other_task_no_gain": (max(sh("other-task mean"), zs("other-task mean"),
+                                   over_ctrl["other-task mean"]),
+                               "worst of shuffled / zero-shot / zero-shot with the context "
+                               "control (over the control); it installs the other task"),
+        "random_no_gain": (max(sh("random (replace)"), sh("random (add)"),
+                               zs("random (replace)"), zs("random (add)"),
+                               over_ctrl["random (replace)"]),
+                           "worst of {zero-shot, shuffled} x {replacement, additive at the best "
+                           "layer} and replacement with the context control; one-sided"),
+        "todd_additive_gain": (zs("Todd additive FV"), "W_O-mapped mean added after the best "
+                               "layer; the spec found it does not transfer in any toy"),
+    }
+
+
+def _headline_claims(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
+    v: dict[str, tuple[float, str]] = {}
     adds = {"clean": figure_additivity_data(cfg, seed),
             "mix": figure_additivity_data(cfg, seed,
                                           p_uninformative=cfg.train.p_uninformative)}
@@ -172,7 +261,9 @@ def measure(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
     qkv = figure_qkv_data(cfg, seed)
     v["qk_share_ambiguous"] = (qkv["qk_share"]["ambiguous"],
                                f"both - neither = {qkv['gap']['ambiguous']:+.3f} accuracy; "
-                               f"informative panel share {qkv['qk_share']['informative']:.2f}")
+                               "informative panel share "
+                               f"{qkv['qk_share']['informative']:.2f}; context control alone "
+                               f"{qkv['context_control']['ambiguous']:.2f} (zero-shot accuracy)")
     v["qk_beats_v"] = (qkv["qk_minus_v"]["ambiguous"], "informative panel: "
                        f"{qkv['qk_minus_v']['informative']:+.3f}; reported, never prototyped")
     return v

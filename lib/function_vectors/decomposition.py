@@ -35,8 +35,9 @@ def fv_of(model: FVTransformer, prompts: Prompts, heads, isolate_blocks: bool = 
     """``FV(P) = sum_{h in heads} W_O^h z_h(P)`` at the final token, ``[B, D]``."""
     _, z = final_state(model, prompts, isolate_blocks)
     out = 0
-    for layer, head in heads:
-        out = out + z[:, layer, head] @ model.blocks[layer].w_o()[head]
+    with torch.no_grad():
+        for layer, head in heads:
+            out = out + z[:, layer, head] @ model.blocks[layer].w_o()[head]
     return out
 
 
@@ -164,7 +165,7 @@ def paired_permutation_test(stat: torch.Tensor, permutations: int,
     obs = stat.mean()
     signs = torch.randint(0, 2, (permutations, stat.numel()), generator=generator) * 2 - 1
     null = (signs.to(stat.dtype) * stat[None]).mean(1)
-    return float((1 + (null >= obs).sum()) / (1 + permutations))
+    return (1 + int((null >= obs).sum())) / (1 + permutations)  # exact, not float32
 
 
 def hybrid_head_outputs(model: FVTransformer, prompts: Prompts, heads) -> dict:
@@ -198,19 +199,31 @@ def hybrid_head_outputs(model: FVTransformer, prompts: Prompts, heads) -> dict:
     return out
 
 
-def hybrid_quality(model: FVTransformer, prompts: Prompts, heads, hybrids: dict) -> dict:
+def hybrid_quality(model: FVTransformer, prompts: Prompts, heads, hybrids: dict,
+                   context=(), context_value: torch.Tensor | None = None) -> dict:
     """FV quality of each hybrid: accuracy and mean p(correct) when it replaces the FV heads'
-    outputs in zero-shot prompts of the same task and query."""
+    outputs in zero-shot prompts of the same task and query.
+
+    ``context`` heads (with ``context_value [L, H, dh]``, the task-agnostic mean) are patched
+    in every mode: the zero-shot context control; ``"context"`` then scores it alone."""
     zero = prompts.with_slots(torch.zeros(MAX_SHOTS, dtype=torch.bool))
     mask = torch.zeros(len(prompts), *hybrids["both"].shape[1:3], dtype=torch.bool)
     for layer, head in heads:
         mask[:, layer, head] = True
+    ctx_mask = torch.zeros_like(mask)
+    for layer, head in context:
+        ctx_mask[:, layer, head] = (layer, head) not in heads
     out = {}
     pre = Prefix.of(model, zero)
     out["zero-shot"] = (accuracy_of(pre.logits, zero.target),
                         float(p_correct(pre.logits, zero.target).mean()))
-    for mode, z in hybrids.items():
-        logits = pre.patched(model, head_patch=HeadPatch(mask, z))
+    modes = dict(hybrids)
+    if ctx_mask.any():
+        modes = {"context": torch.zeros_like(hybrids["both"]), **hybrids}
+    for mode, z in modes.items():
+        z = torch.where(ctx_mask[..., None], context_value, z) if ctx_mask.any() else z
+        patch = HeadPatch(ctx_mask if mode == "context" else mask | ctx_mask, z)
+        logits = pre.patched(model, head_patch=patch)
         out[mode] = (accuracy_of(logits, zero.target), float(p_correct(logits, zero.target).mean()))
     return out
 

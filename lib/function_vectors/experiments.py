@@ -7,7 +7,8 @@ evaluation items of the interventions. Everything expensive is cached per (confi
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -15,8 +16,10 @@ import torch
 from icml26.common import cache_path, cached, generator
 from icml26.common import config_for as preset
 from icml26.function_vectors.interventions import (
+    Prefix,
     causal_indirect_effect,
     final_state,
+    joint_indirect_effect,
     rank_heads,
     run,
     subset,
@@ -32,7 +35,9 @@ from icml26.function_vectors.prompts import (
 from icml26.function_vectors.training import TrainConfig, train_model
 
 PAPER = "function_vectors"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: joint AIE, zero-shot context control, shipped weights per seed
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHIPPED_SEEDS = (0, 1)  # benchmarks/function_vectors_ship_weights.py writes them
 
 
 # --------------------------------------------------------------------------- config
@@ -57,6 +62,13 @@ class FVConfig:
     reweight_p_uninformative: float = 0.5  # spec: prompts mixing both kinds, p = 0.5
     permutations: int = 10000
     hybrid_prompts: int = 400
+    # "agnostic": the zero-shot context control gives the layer-0 heads the task-agnostic
+    # n-shot mean (disclosed); "task" = the pitfall (their task means: the control leaks it)
+    context_control: str = "agnostic"
+    ranking: str = "signed"  # FV heads by signed AIE; "abs" = the pitfall (layer-0 heads)
+    # "shipped": the weights in lib/data when they exist for the seed and match the config
+    # (a shortcut every claim note names), else train; "train": always train (cached)
+    weights: str = "shipped"
 
     def validate(self) -> None:
         self.model.validate()
@@ -70,6 +82,13 @@ class FVConfig:
         if self.additivity_weights not in ("shared", "per_prompt"):
             raise ValueError("additivity_weights must be 'shared' or 'per_prompt', got "
                              f"{self.additivity_weights!r}")
+        if self.context_control not in ("agnostic", "task"):
+            raise ValueError("context_control must be 'agnostic' or 'task', got "
+                             f"{self.context_control!r}")
+        if self.ranking not in ("signed", "abs"):
+            raise ValueError(f"ranking must be 'signed' or 'abs', got {self.ranking!r}")
+        if self.weights not in ("shipped", "train"):
+            raise ValueError(f"weights must be 'shipped' or 'train', got {self.weights!r}")
         if not 0 < self.reweight_p_uninformative < 1:
             raise ValueError("reweight_p_uninformative must be in (0, 1), got "
                              f"{self.reweight_p_uninformative}")
@@ -95,9 +114,47 @@ def seeded(seed: int, salt: int) -> torch.Generator:
 
 
 # --------------------------------------------------------------------------- model + cache
+def shipped_path(seed: int = 0) -> Path:
+    return DATA / f"function_vectors_seed{int(seed)}.pt"
+
+
+SHIPPED = shipped_path(0)
+
+
+def shipped_blob(seed: int = 0, cfg: FVConfig | None = None) -> dict | None:
+    """The quick-scale weights of ``seed`` shipped with the package (float16 state stored,
+    returned as float32), or ``None`` if absent or (given ``cfg``) trained with another model /
+    training config. ``benchmarks/function_vectors_ship_weights.py`` writes them."""
+    path = shipped_path(seed)
+    if not path.exists():
+        return None
+    blob = torch.load(path, weights_only=False)
+    if cfg is not None and (blob["model_config"] != asdict(cfg.model)
+                            or blob["train_config"] != asdict(cfg.train)):
+        return None
+    blob["state"] = {k: v.float() for k, v in blob["state"].items()}
+    return blob
+
+
+def weights_source(cfg: FVConfig, seed: int = 0) -> str:
+    """Where the model of ``seed`` comes from: ``"shipped <file> (sha256 <12 hex>)"`` when
+    ``cfg.weights == "shipped"`` and matching weights are shipped, else ``"trained"`` (in this
+    run's cache). Part of every analysis cache key, and named in every claim note."""
+    if cfg.weights == "shipped" and shipped_blob(seed, cfg) is not None:
+        path = shipped_path(seed)
+        return f"shipped {path.name} (sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:12]})"
+    return "trained"
+
+
 def trained(cfg: FVConfig, seed: int = 0, progress: bool = True) -> dict:
-    """The training blob for (model config, train config, seed), trained once and cached."""
+    """The training blob for (model config, train config, seed): the shipped weights when
+    ``cfg.weights == "shipped"`` and they exist for this seed and config; otherwise trained
+    once and cached."""
     cfg.validate()
+    if cfg.weights == "shipped":
+        blob = shipped_blob(seed, cfg)
+        if blob is not None:
+            return blob
     return cached(PAPER, "model", {"model": asdict(cfg.model), "train": asdict(cfg.train)},
                   seed, CACHE_VERSION,
                   lambda: train_model(cfg.model, cfg.train, seed, progress=progress))
@@ -131,12 +188,18 @@ def head_means(model: FVTransformer, cfg: FVConfig, seed: int = 0) -> torch.Tens
 
 # --------------------------------------------------------------------------- F1: CIE
 def fv_analysis(model: FVTransformer, cfg: FVConfig, seed: int = 0) -> dict:
-    """Means, AIE and head ranking (the FV heads are ``ranking[:top_k]``)."""
+    """Means, single-head AIE, head ranking (the FV heads are ``ranking[:top_k]``) and the
+    joint AIE of the top-1 .. top-k heads patched together (``joint[k - 1]``), on the same
+    shuffled prompts."""
     means = head_means(model, cfg, seed)
     g = seeded(seed, 17)
     prompts = make_prompts(tasks_for(cfg.cie_prompts * N_TASKS), MAX_SHOTS, g, shuffle=True)
     aie = causal_indirect_effect(model, means, prompts)
-    return {"means": means, "aie": aie, "ranking": rank_heads(aie)}
+    ranking = rank_heads(aie, cfg.ranking)
+    pre = Prefix.of(model, prompts)
+    joint = [joint_indirect_effect(model, means, prompts, ranking[:k], prefix=pre)
+             for k in range(1, cfg.top_k + 1)]
+    return {"means": means, "aie": aie, "ranking": ranking, "joint": joint}
 
 
 
@@ -155,44 +218,27 @@ def evaluation_items(model: FVTransformer, cfg: FVConfig, seed: int = 0) -> dict
 
 # --------------------------------------------------------------------------- plumbing
 def model_analysis(cfg: FVConfig, seed: int = 0, progress: bool = True,
-                   allow_shipped: bool = False, allow_train: bool = True) -> dict:
+                   allow_shipped: bool = True, allow_train: bool = True) -> dict:
     """``{"model", "means", "aie", "ranking", "clean_accuracy", "source"}`` for one seed.
 
-    Source order: the cache; then (``allow_shipped``, seed 0, matching config) the weights
-    shipped in ``icml26/data`` - analysed in memory, never written to the cache, so claims
-    always come from a model trained in this run; then training (``allow_train``).
+    Source order: the weights shipped in ``icml26/data`` (when ``allow_shipped`` and
+    ``cfg.weights == "shipped"``: the same model the claims use), else the cache, else
+    training (``allow_train``).
     """
+    if not allow_shipped:
+        cfg = replace(cfg, weights="train")
+    source = weights_source(cfg, seed)
     key = {"model": asdict(cfg.model), "train": asdict(cfg.train)}
     in_cache = cache_path(PAPER, "model", key, seed, CACHE_VERSION).exists()
-    ship = shipped_blob() if allow_shipped and seed == 0 and not in_cache else None
-    if ship is not None and ship["model_config"] == key["model"] \
-            and ship["train_config"] == key["train"]:
-        model = model_from_state(ship)
-        fv = fv_analysis(model, cfg, seed)
-        return {"model": model, "means": fv["means"], "aie": fv["aie"],
-                "ranking": fv["ranking"], "clean_accuracy": clean_accuracy(model, cfg, seed),
-                "source": "shipped"}
-    if not in_cache and not allow_train:
+    if source == "trained" and not in_cache and not allow_train:
         raise RuntimeError(f"no trained model for seed {seed} in the cache: press Run to "
                            "train it")
     model = load_model(cfg, seed, progress=progress)
     acc = clean_accuracy_cached(cfg, seed, model)
     fv = fv_cached(cfg, seed, model)
     return {"model": model, "means": fv["means"], "aie": fv["aie"],
-            "ranking": fv["ranking"], "clean_accuracy": acc, "source": "cache"}
-
-
-SHIPPED = Path(__file__).resolve().parents[1] / "data" / "function_vectors_seed0.pt"
-
-
-def shipped_blob() -> dict | None:
-    """The seed-0 quick-scale weights shipped with the package (``None`` if absent);
-    ``benchmarks/function_vectors_ship_weights.py`` writes them."""
-    if not SHIPPED.exists():
-        return None
-    blob = torch.load(SHIPPED, weights_only=False)
-    blob["state"] = {k: v.float() for k, v in blob["state"].items()}
-    return blob
+            "ranking": fv["ranking"], "clean_accuracy": acc,
+            "source": "shipped" if source != "trained" else "cache"}
 
 
 def checked_model(cfg: FVConfig, seed: int) -> FVTransformer:
@@ -205,21 +251,23 @@ def checked_model(cfg: FVConfig, seed: int) -> FVTransformer:
 
 
 def clean_accuracy_cached(cfg: FVConfig, seed: int, model: FVTransformer) -> float:
-    return cached(PAPER, "clean_acc", analysis_key(cfg), seed, CACHE_VERSION,
+    return cached(PAPER, "clean_acc", analysis_key(cfg, seed), seed, CACHE_VERSION,
                   lambda: clean_accuracy(model, cfg, seed))
 
 
-def analysis_key(cfg: FVConfig) -> dict:
-    return asdict(cfg)
+def analysis_key(cfg: FVConfig, seed: int) -> dict:
+    """Cache key of an analysis: the config and the model it runs on (shipped file hash or
+    trained), so new shipped weights never meet stale analyses."""
+    return {**asdict(cfg), "source": weights_source(cfg, seed)}
 
 
 def fv_cached(cfg: FVConfig, seed: int, model: FVTransformer) -> dict:
-    return cached(PAPER, "fv", analysis_key(cfg), seed, CACHE_VERSION,
+    return cached(PAPER, "fv", analysis_key(cfg, seed), seed, CACHE_VERSION,
                   lambda: fv_analysis(model, cfg, seed))
 
 
 def cached_figure(name: str, cfg: FVConfig, seed: int, compute, **extra):
     """Figure data, cached per (config, seed, arguments): claims, tests and the notebook of
     one CI run share them."""
-    key = {"cfg": analysis_key(cfg), **{k: repr(v) for k, v in extra.items()}}
+    key = {"cfg": analysis_key(cfg, seed), **{k: repr(v) for k, v in extra.items()}}
     return cached(PAPER, name, key, seed, CACHE_VERSION, compute)

@@ -32,6 +32,8 @@ from icml26.function_vectors.interventions import (
     CORRUPTIONS,
     Prefix,
     accuracy_of,
+    context_heads,
+    context_values,
     intervene,
     run,
 )
@@ -47,7 +49,8 @@ from icml26.function_vectors.prompts import (
 
 
 def _figure_cie_data(cfg: FVConfig, seed: int = 0) -> dict:
-    """F1 (left): ``{"aie": [L, H], "ranking", "top": FV heads, "top_sum", "share",
+    """F1 (left): ``{"aie": [L, H], "ranking", "top": FV heads, "joint": joint AIE of the
+    top-1..k heads patched together, "top_sum": summed single-head AIE, "share",
     "single_head_ratio"}``."""
     model = checked_model(cfg, seed)
     fv = fv_cached(cfg, seed, model)
@@ -57,17 +60,29 @@ def _figure_cie_data(cfg: FVConfig, seed: int = 0) -> dict:
     top_sum = float(sum(aie[h] for h in top))
     others = torch.tensor([abs(float(aie[h])) for h in fv["ranking"][1:]])
     return {"aie": aie, "ranking": fv["ranking"], "top": top, "top_sum": top_sum,
+            "joint": fv["joint"],
             "share": float(sum(pos[h] for h in top) / pos.sum().clamp_min(1e-12)),
             "single_head_ratio": float(aie[fv["ranking"][0]]
                                        / torch.quantile(others, 0.9).clamp_min(1e-12))}
 
 
+def _context_patch(cfg: FVConfig, means, heads) -> dict:
+    """Arguments of :func:`intervene` for the zero-shot context control on top of ``heads``:
+    the other layer-0 heads get the task-agnostic n-shot mean ("demonstrations present",
+    no task). ``cfg.context_control = "task"`` is the pitfall: their task means (it leaks)."""
+    ctx = context_heads(means, heads)
+    if cfg.context_control == "task":
+        return {"heads": [*heads, *ctx]}
+    return {"heads": list(heads), "context": ctx}
+
 
 def _figure_interventions_data(cfg: FVConfig, seed: int = 0) -> dict:
     """F1 (right): accuracy on zero-shot and shuffled 6-shot prompts under each intervention.
 
-    Rows ``{"corruption", "intervention", "accuracy", "gain"}``; the additive variants are
-    evaluated after every layer and the best (largest) gain is reported.
+    Rows ``{"corruption", "intervention", "accuracy", "gain"}`` (gain over the corrupted
+    baseline); the additive variants are evaluated after every layer and the best (largest)
+    gain is reported. Zero-shot prompts also get the context control alone and every
+    replacement on top of it (``"... + context"``).
     """
     model = checked_model(cfg, seed)
     fv = fv_cached(cfg, seed, model)
@@ -79,28 +94,36 @@ def _figure_interventions_data(cfg: FVConfig, seed: int = 0) -> dict:
         p = items[corr]
         g = seeded(seed, 23)
         pre = Prefix.of(model, p)
+
+        def acc(heads, kind="replace", p=p, g=g, pre=pre, **kw):
+            return accuracy_of(intervene(model, p, means, heads, kind, generator=g,
+                                         prefix=pre, **kw), p.target)
+
         base = accuracy_of(pre.logits, p.target)
         results = {"baseline": base}
         for k in range(1, cfg.top_k + 1):
-            results[f"replace top-{k}"] = accuracy_of(intervene(model, p, means, ranking[:k],
-                                                         prefix=pre), p.target)
-        results["other-task mean"] = accuracy_of(intervene(model, p, means, top, "other_task",
-                                                    generator=g, prefix=pre), p.target)
-        results["random (replace)"] = accuracy_of(intervene(model, p, means, top, "random",
-                                                     generator=g, prefix=pre), p.target)
+            results[f"replace top-{k}"] = acc(ranking[:k])
+        results["other-task mean"] = acc(top, "other_task")
+        results["random (replace)"] = acc(top, "random")
         for name, kind in (("Todd additive FV", "add"), ("random (add)", "add_random")):
-            per_layer = [accuracy_of(intervene(model, p, means, top, kind, layer=layer_,
-                                        generator=g, prefix=pre), p.target)
-                         for layer_ in range(cfg.model.n_layers)]
+            per_layer = [acc(top, kind, layer=layer_) for layer_ in range(cfg.model.n_layers)]
             results[name] = max(per_layer)
             by[(corr, name + " per layer")] = per_layer
-        for name, acc in results.items():
-            rows.append({"corruption": corr, "intervention": name, "accuracy": acc,
-                         "gain": acc - base})
-            by[(corr, name)] = acc - base
+        if corr == "zero_shot":
+            results["context control"] = acc(**_context_patch(cfg, means, []))
+            for k in range(1, cfg.top_k + 1):
+                results[f"replace top-{k} + context"] = acc(
+                    **_context_patch(cfg, means, ranking[:k]))
+            for name, kind in (("other-task mean", "other_task"), ("random (replace)",
+                                                                   "random")):
+                results[name + " + context"] = acc(kind=kind, **_context_patch(cfg, means, top))
+        for name, a in results.items():
+            rows.append({"corruption": corr, "intervention": name, "accuracy": a,
+                         "gain": a - base})
+            by[(corr, name)] = a - base
     return {"rows": rows, "gain": by, "top": top, "kept": items["kept"],
-            "clean": accuracy_of(run(model, items["clean"]), items["clean"].target)}
-
+            "clean": accuracy_of(run(model, items["clean"]), items["clean"].target),
+            "context_heads": context_heads(means, top)}
 
 
 # --------------------------------------------------------------------------- F2: additivity
@@ -178,18 +201,24 @@ def _figure_reweighting_data(cfg: FVConfig, seed: int = 0, heads=None) -> dict:
 
 # --------------------------------------------------------------------------- F4: QK vs V
 def _figure_qkv_data(cfg: FVConfig, seed: int = 0, heads=None) -> dict:
-    """F4: FV quality of the four hybrids in the two panels.
+    """F4: FV quality of the four hybrids in the two panels, each injected into zero-shot
+    prompts with the context control (the other layer-0 heads := the task-agnostic mean;
+    ``context_control[panel]`` is the accuracy of the control alone).
 
     Rows ``{"panel", "mode", "accuracy", "p_correct"}``; ``qk_share[panel] = (qk - neither) /
     (both - neither)`` and ``qk_minus_v[panel] = qk - v`` on accuracy.
     """
     model = checked_model(cfg, seed)
-    heads = fv_cached(cfg, seed, model)["ranking"][: cfg.top_k] if heads is None else heads
-    rows, share, qk_minus_v, gap = [], {}, {}, {}
+    fv = fv_cached(cfg, seed, model)
+    means = fv["means"]
+    heads = fv["ranking"][: cfg.top_k] if heads is None else heads
+    rows, share, qk_minus_v, gap, control = [], {}, {}, {}, {}
     for i, panel in enumerate(("ambiguous", "informative")):
         g = seeded(seed, 43 + i)
         p = qkv_panel_prompts(panel, cfg.hybrid_prompts, g)
-        q = hybrid_quality(model, p, heads, hybrid_head_outputs(model, p, heads))
+        q = hybrid_quality(model, p, heads, hybrid_head_outputs(model, p, heads),
+                           context_heads(means, heads), context_values(means))
+        control[panel] = q.pop("context")[0]
         for mode, (acc, pc) in q.items():
             rows.append({"panel": panel, "mode": mode, "accuracy": acc, "p_correct": pc})
         gap[panel] = q["both"][0] - q["neither"][0]
@@ -197,7 +226,7 @@ def _figure_qkv_data(cfg: FVConfig, seed: int = 0, heads=None) -> dict:
                         if abs(gap[panel]) > 1e-9 else math.nan)
         qk_minus_v[panel] = q["qk"][0] - q["v"][0]
     return {"rows": rows, "qk_share": share, "qk_minus_v": qk_minus_v, "gap": gap,
-            "heads": heads}
+            "heads": heads, "context_control": control}
 
 
 # --------------------------------------------------------------------------- figure data

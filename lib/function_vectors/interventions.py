@@ -123,11 +123,38 @@ def causal_indirect_effect(model: FVTransformer, means: torch.Tensor, prompts: P
     return aie
 
 
-def rank_heads(aie: torch.Tensor) -> list[tuple[int, int]]:
+def rank_heads(aie: torch.Tensor, by: str = "signed") -> list[tuple[int, int]]:
     """Heads by SIGNED AIE, largest first (layer-0 heads have negative AIE: patching them
-    erases x_q, so ranking by |AIE| would be wrong)."""
-    order = torch.argsort(aie.flatten(), descending=True, stable=True)
+    erases x_q, so ranking by |AIE| - ``by="abs"``, the pitfall - would be wrong)."""
+    if by not in ("signed", "abs"):
+        raise ValueError(f"by must be 'signed' or 'abs', got {by!r}")
+    order = torch.argsort(aie.abs().flatten() if by == "abs" else aie.flatten(),
+                          descending=True, stable=True)
     return [(int(i) // aie.shape[1], int(i) % aie.shape[1]) for i in order]
+
+
+def joint_indirect_effect(model: FVTransformer, means: torch.Tensor, prompts: Prompts, heads,
+                          prefix: Prefix | None = None) -> float:
+    """The AIE of ``heads`` patched TOGETHER, as a function vector acts: mean over prompts of
+    ``p(correct)`` with every head in ``heads`` := its task mean, minus ``p(correct)``
+    unpatched. Redundant heads move little one at a time (:func:`causal_indirect_effect`)
+    but carry the task jointly."""
+    prefix = Prefix.of(model, prompts) if prefix is None else prefix
+    base = p_correct(prefix.logits, prompts.target)
+    logits = intervene(model, prompts, means, heads, prefix=prefix)
+    return float((p_correct(logits, prompts.target) - base).mean())
+
+
+def context_heads(means: torch.Tensor, heads) -> list[tuple[int, int]]:
+    """The layer-0 heads outside ``heads``: the ones that write "demonstrations present" at
+    the final token (the zero-shot context control patches them)."""
+    return [(0, h) for h in range(means.shape[2]) if (0, h) not in heads]
+
+
+def context_values(means: torch.Tensor) -> torch.Tensor:
+    """The task-agnostic n-shot mean ``[L, H, dh]``: the mean of the per-task means (tasks are
+    balanced, so the mean over every clean prompt), carrying no task."""
+    return means.mean(0)
 
 
 def fv_vector(model: FVTransformer, means: torch.Tensor, heads) -> torch.Tensor:
@@ -141,7 +168,7 @@ def fv_vector(model: FVTransformer, means: torch.Tensor, heads) -> torch.Tensor:
 def intervene(model: FVTransformer, prompts: Prompts, means: torch.Tensor, heads,
               kind: str = "replace", source_task: torch.Tensor | None = None, scale: float = 1.0,
               layer: int | None = None, generator: torch.Generator | None = None,
-              prefix: Prefix | None = None) -> torch.Tensor:
+              prefix: Prefix | None = None, context=()) -> torch.Tensor:
     """Logits ``[B, V]`` after an intervention at the final token.
 
     ``replace``: the ``heads``' outputs := ``scale * mean[source_task]`` (default: the prompt's
@@ -149,14 +176,17 @@ def intervene(model: FVTransformer, prompts: Prompts, means: torch.Tensor, heads
     each head's output := a random vector with the norm of its task mean; ``add``: Todd's FV
     ``scale * sum_h W_O^h mean_h`` added to the residual after ``layer`` (default: the FV heads'
     last layer); ``add_random``: a random vector of the FV's norm added there instead.
-    Only the final token is recomputed, on ``prefix`` (an unpatched run of ``prompts``).
+    ``context`` (replacement kinds only): heads whose outputs := the task-agnostic mean
+    (:func:`context_values`), the disclosed "demonstrations present" control of zero-shot
+    prompts. Only the final token is recomputed, on ``prefix`` (an unpatched run of
+    ``prompts``).
     """
     b = len(prompts)
     n_layers, n_heads, dh = means.shape[1:]
     if kind not in ("replace", "other_task", "random", "add", "add_random"):
         raise ValueError(f"intervention must be one of {INTERVENTIONS + ('add_random',)}, "
                          f"got {kind!r}")
-    for layer_, head_ in heads:
+    for layer_, head_ in (*heads, *context):
         if not (0 <= layer_ < n_layers and 0 <= head_ < n_heads):
             raise ValueError(f"head ({layer_}, {head_}) out of range: layers 0..{n_layers - 1}, "
                              f"heads 0..{n_heads - 1}")
@@ -174,6 +204,10 @@ def intervene(model: FVTransformer, prompts: Prompts, means: torch.Tensor, heads
                 g = generator or torch.Generator().manual_seed(0)
                 r = torch.randn(values.shape, generator=g)
                 values = r / r.norm(dim=-1, keepdim=True) * values.norm(dim=-1, keepdim=True)
+            for layer_, head_ in context:
+                if (layer_, head_) not in heads:
+                    mask[:, layer_, head_] = True
+                    values[:, layer_, head_] = context_values(means)[layer_, head_]
             return prefix.patched(model, head_patch=HeadPatch(mask, values))
         fv = scale * fv_vector(model, means, heads)[src - 1]  # [B, D]
         if kind == "add_random":
