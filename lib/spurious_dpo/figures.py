@@ -30,7 +30,7 @@ from icml26.spurious_dpo.theory import (
 )
 
 PAPER = "spurious_dpo"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 # --------------------------------------------------------------------------- figures
@@ -144,9 +144,11 @@ def figure_ties_data(cfg: SpuriousConfig, seed: int = 0, extra_tie_losses: bool 
                      use_cache: bool = True) -> dict:
     """F3: tie training at a fixed number of preference pairs, every tie fraction and
     replicate in one batch. Methods: ``ties`` (``cfg.tie_loss``), ``random_labels`` (the same
-    ties fed to DPO as random wins/losses), ``l2_matched`` (plain L2 tuned per fraction and
-    replicate to the ties' ``|theta_s|``) and, with ``extra_tie_losses``, the other tie
-    likelihoods. Returns ``{"rows": df}`` with one row per (method, fraction, replicate)."""
+    ties fed to DPO as random wins/losses), ``forced_labels`` (fed as wins/losses labelled
+    like every pair of the pipeline: the "winner" carries the offset m), ``l2_matched`` (plain
+    L2 tuned per fraction and replicate to the ties' ``|theta_s|``) and, with
+    ``extra_tie_losses``, the other tie likelihoods. Returns ``{"rows": df}`` with one row per
+    (method, fraction, replicate)."""
     cfg.validate()
     key = "ties" + ("+losses" if extra_tie_losses else "")
     return _maybe_cached(key, cfg, seed, use_cache,
@@ -160,9 +162,13 @@ def _ties(cfg: SpuriousConfig, seed: int, extra_tie_losses: bool) -> dict:
     pref = preference_design(n, cfg.m, cfg.rho, cfg.sigma_eps, cfg.kappa, cfg.d_c,
                              substream(seed, 5), replicates=r,
                              hidden_causal=cfg.hidden_causal)[:, 0]
-    ties = tie_design(max(max(n_tie), 1), cfg.m, cfg.rho, cfg.sigma_eps, cfg.d_c,
-                      substream(seed, 6), replicates=r, hidden_causal=cfg.hidden_causal,
-                      equal_utility=cfg.tie_equal_utility)[:, 0]
+    ties, labels = tie_design(max(max(n_tie), 1), cfg.m, cfg.rho, cfg.sigma_eps, cfg.d_c,
+                              substream(seed, 6), replicates=r, hidden_causal=cfg.hidden_causal,
+                              equal_utility=cfg.tie_equal_utility, return_labels=True)
+    ties = ties[:, 0]
+    if not cfg.forced_label_bias:  # the mutation: forced labels independent of the offset
+        labels = torch.where(torch.rand(labels.shape, generator=substream(seed, 8)) < 0.5,
+                             1.0, -1.0).to(DTYPE)
     xp, xt = pref.repeat(len(fr), 1, 1), ties.repeat(len(fr), 1, 1)
     counts = [c for c in n_tie for _ in range(r)]
     k = cfg.d_c - int(cfg.hidden_causal)
@@ -171,7 +177,10 @@ def _ties(cfg: SpuriousConfig, seed: int, extra_tie_losses: bool) -> dict:
                                tie_kind=cfg.tie_loss),
             "random_labels": fit_newton(make_design(xp, xt, n_tie=counts,
                                                     ties_as_random_labels=True,
-                                                    gen=substream(seed, 7)), cfg.beta)}
+                                                    gen=substream(seed, 7)), cfg.beta),
+            "forced_labels": fit_newton(make_design(xp, xt, n_tie=counts,
+                                                    tie_labels=labels.repeat(len(fr), 1)),
+                                        cfg.beta)}
     if extra_tie_losses:
         for loss in TIE_LOSSES:
             if loss != cfg.tie_loss:

@@ -62,6 +62,10 @@ class SpuriousConfig:
     # pitfalls (mutation switches)
     tie_equal_utility: bool = True  # False: "ties" drawn with any utility difference
     leakage_regime: str = "early_stop"  # "converged": measure leakage only at convergence
+    # True: a tie forced into a win/loss is labelled like every pair of the pipeline (the
+    # "winner" carries the offset m); False: a coin flip independent of s, which equals the
+    # random-label control in expectation and so cannot show that naive labels hurt
+    forced_label_bias: bool = True
     # neural policy (F4, all ours: sized so held-out loss ~0.32 vs the optimum's 0.31)
     mlp_hidden: int = 16
     mlp_pairs: int = 2_000
@@ -179,19 +183,25 @@ def preference_design(n: int, m, rho, sigma, kappa, d_c: int, gen: torch.Generat
 
 
 def tie_design(n: int, m, rho, sigma, d_c: int, gen: torch.Generator, replicates: int = 1,
-               hidden_causal: bool = False, equal_utility: bool = True) -> torch.Tensor:
+               hidden_causal: bool = False, equal_utility: bool = True,
+               return_labels: bool = False):
     """Differences ``dphi`` of ``n`` tie pairs (unordered: a random orientation).
 
     Equal utility: ``dc`` is projected onto ``w*``'s orthogonal complement, the spurious
     features keep their usual spread (``ds1 = +-m + sigma eps``, ``ds2 = sigma eps``): non-zero
     ``ds`` is what makes ties regularise. ``equal_utility=False`` is the pitfall: "ties" drawn
     like any pair (``du != 0``, ``ds = ... + rho du``). Returns ``[R, S, n, p]``.
+
+    The sign ``t = +-1`` of a tie's offset ``m t`` is the label the data pipeline would record
+    if forced to choose (its "winner" is the one with the larger s1, as for every preference
+    pair); ``return_labels=True`` also returns it, ``[R, n]`` (the forced-label control).
     """
     m, rho, sigma = (torch.as_tensor(v, dtype=DTYPE) for v in (m, rho, sigma))
     s = max(v.numel() if v.ndim else 1 for v in (m, rho, sigma))
     m, rho, sigma = (_as_batch(v, s)[None, :, None] for v in (m, rho, sigma))
     if n == 0:
-        return torch.zeros(replicates, s, 0, d_c - int(hidden_causal) + 2, dtype=DTYPE)
+        empty = torch.zeros(replicates, s, 0, d_c - int(hidden_causal) + 2, dtype=DTYPE)
+        return (empty, torch.zeros(replicates, 0, dtype=DTYPE)) if return_labels else empty
     w = w_star(d_c)
     dc = torch.randn(replicates, 1, n, d_c, generator=gen, dtype=DTYPE)
     if equal_utility:
@@ -203,8 +213,9 @@ def tie_design(n: int, m, rho, sigma, d_c: int, gen: torch.Generator, replicates
     ds2 = rho * du + sigma * eps[..., 1]
     c = dc[..., 1:] if hidden_causal else dc
     c = c.expand(replicates, s, n, c.shape[-1])
-    return torch.cat([c, ds1[..., None].expand(replicates, s, n, 1),
-                      ds2[..., None].expand(replicates, s, n, 1)], -1)
+    x = torch.cat([c, ds1[..., None].expand(replicates, s, n, 1),
+                   ds2[..., None].expand(replicates, s, n, 1)], -1)
+    return (x, sign[:, 0].to(DTYPE)) if return_labels else x
 
 
 def n_ties_for(n_pref: int, tie_fraction: float) -> int:

@@ -46,11 +46,13 @@ class Design:
 def make_design(pref: torch.Tensor, ties: torch.Tensor | None = None,
                 n_pref: Sequence[int] | None = None, n_tie: Sequence[int] | None = None,
                 ties_as_random_labels: bool = False,
-                gen: torch.Generator | None = None) -> Design:
+                gen: torch.Generator | None = None,
+                tie_labels: torch.Tensor | None = None) -> Design:
     """A :class:`Design` from row-major ``pref [B, Np, p]`` and ``ties [B, Nt, p]``, using
     the first ``n_pref[b]`` / ``n_tie[b]`` rows of element ``b``. ``ties_as_random_labels`` is
     the control that feeds the ties to DPO as random wins/losses (a random orientation and
-    the preference loss)."""
+    the preference loss); ``tie_labels [B, Nt]`` (+-1) feeds them as wins/losses with those
+    labels instead (the forced-label control)."""
     if pref.ndim != 3:
         raise ValueError(f"pref must be [B, N, p], got shape {tuple(pref.shape)}")
     b, np_max, p = pref.shape
@@ -72,8 +74,11 @@ def make_design(pref: torch.Tensor, ties: torch.Tensor | None = None,
         raise ValueError("every training set needs at least one preference pair")
     if ties_as_random_labels and nt_max > 0:
         g = gen if gen is not None else torch.Generator().manual_seed(0)
-        sign = torch.where(torch.rand(b, nt_max, generator=g) < 0.5, 1.0, -1.0).to(DTYPE)
-        pref = torch.cat([pref, ties * sign[..., None]], 1)
+        tie_labels = torch.where(torch.rand(b, nt_max, generator=g) < 0.5, 1.0, -1.0)
+    if tie_labels is not None and nt_max > 0:
+        if tie_labels.shape != (b, nt_max):
+            raise ValueError(f"tie_labels must be [{b}, {nt_max}], got {tuple(tie_labels.shape)}")
+        pref = torch.cat([pref, ties * tie_labels.to(DTYPE)[..., None]], 1)
         wp = torch.cat([wp, wt], 1)
         ties, wt = ties[:, :0], wt[:, :0]
     return Design(pref.to(DTYPE).transpose(1, 2).contiguous(), wp / per_pref,
