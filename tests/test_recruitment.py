@@ -126,6 +126,62 @@ def test_dp_end_to_end_through_the_triton_kernel():
     assert torch.equal(triton_dp.spend, torch_dp.spend)
 
 
+# ------------------------------------------------------------------ misspecification (F4)
+SMALL_F4 = rec.RecruitmentConfig(budget=10, rounds=3, misspec_eps=(0.0, 0.2, 0.4),
+                                 misspec_toward=(0, 2))
+
+
+def test_no_misspecification_no_loss_and_no_bound():
+    """eps = 0 plans with the true pmf: the same policy, so loss and both terms are 0."""
+    rows = rec.figure_misspec_data(SMALL_F4)["rows"]
+    for r in rows:
+        if r["eps"] == 0:
+            assert r["loss"] == 0 and r["frontier_term"] == 0 and r["transition_term"] == 0
+
+
+def test_state_occupancy_is_a_distribution_on_reachable_states():
+    dp = rec.surrogate_dp(rec.SPEC_PMF, 12, 4)
+    occ = rec.state_occupancy(dp.spend, dp.recruit_pmf, 12, 3)
+    torch.testing.assert_close(occ.sum((1, 2)), torch.ones(4, dtype=torch.float64))
+    b, m = torch.meshgrid(torch.arange(13), torch.arange(13), indexing="ij")
+    assert (occ[:, m > b] == 0).all()  # a frontier beyond the budget is capped
+
+
+def test_path_errors_telescope_to_the_planners_value_gap():
+    """Along the planner's own path the simulation lemma is an identity:
+    Vhat - V_true(pi_hat) = -(frontier + transition) (errors are true minus model)."""
+    true = PMF
+    model = 0.7 * true + 0.3 * rec.misspec_alt(true, 0)
+    best = rec.surrogate_dp(true, 12, 4)
+    plan = rec.surrogate_dp(model, 12, 4)
+    achieved = rec.evaluate_policy(plan.spend, true)
+    occ = rec.state_occupancy(plan.spend, best.recruit_pmf, 12, 3)
+    frontier, transition = rec.path_errors(plan.spend, occ, best, plan, 1.0)
+    gap = float(plan.value[0, 12, 3] - achieved[0, 12, 3])
+    assert abs(gap + frontier + transition) <= 1e-12
+
+
+def test_misspecification_changes_decisions_and_stays_within_the_bound():
+    rows = rec.figure_misspec_data(SMALL_F4)["rows"]
+    hurt = [r for r in rows if r["eps"] > 0]
+    assert all(r["loss"] > 0 for r in hurt)
+    assert all(r["loss"] <= r["bound"] for r in hurt)
+    assert all(r["bound"] <= r["worst_case_bound"] for r in hurt)
+
+
+def test_a_sweep_that_changes_no_decision_fails_misspec_within_bound():
+    """The old design's flaw: a misspecification too small to move the policy gives loss 0 =
+    bound 0, which proves nothing; the claim must then fail, not hold."""
+    from icml26.claims import ClaimTable
+
+    cfg = dataclasses.replace(SMALL_F4, misspec_eps=(0.0, 1e-4, 2e-4))
+    table = ClaimTable(rec.PAPER, rec.SPECS)
+    rec.misspec_claims(table, cfg)
+    got = by_name(table.claims)
+    assert got["misspec_within_bound"].holds is False
+    assert "degenerate" in got["misspec_within_bound"].note
+
+
 # ------------------------------------------------------------------ simulator
 def test_common_random_numbers_make_the_simulator_deterministic():
     cfg = rec.RecruitmentConfig(mc_reps=200, budgets=(10,))
@@ -151,7 +207,10 @@ def test_simulated_spend_all_matches_its_exact_value():
     (lambda: rec.capacity_pmf("poisson", 7.0, 6), "mean capacity"),
     (lambda: rec.capacity_pmf("zipf"), "family must be one of"),
     (lambda: rec.claims(scale="huge"), "scale must be one of"),
-], ids=["negative_pmf", "pmf_sum", "budget", "rounds", "frontier", "mean", "family", "scale"])
+    (lambda: rec.RecruitmentConfig(misspec_toward=(7,)).validate(), "misspec_toward"),
+    (lambda: rec.RecruitmentConfig(misspec_terms=("both",)).validate(), "misspec_terms"),
+], ids=["negative_pmf", "pmf_sum", "budget", "rounds", "frontier", "mean", "family", "scale",
+        "misspec_toward", "misspec_terms"])
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -184,3 +243,10 @@ def test_mutation_dropping_truncated_mass_breaks_dp_matches_mc():
 def test_mutation_removing_the_save_option_breaks_dp_vs_baselines():
     cfg = dataclasses.replace(rec.config_for("quick"), allow_save=False)
     assert by_name(rec.claims_for(cfg, seed=0))["dp_vs_baselines"].holds is False
+
+
+@pytest.mark.parametrize("kept", ["frontier", "transition"])
+def test_mutation_dropping_a_bound_term_breaks_misspec_within_bound(kept):
+    """Each term of the bound is needed: without either, some loss exceeds what is left."""
+    cfg = dataclasses.replace(rec.config_for("quick"), misspec_terms=(kept,))
+    assert by_name(rec.claims_for(cfg, seed=0))["misspec_within_bound"].holds is False

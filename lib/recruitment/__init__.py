@@ -41,7 +41,7 @@ exact policy evaluation), ``simulator`` (the heterogeneous process, common rando
 ``experiments`` (config and F1-F3 data), ``robustness`` (F4), ``claims``.
 """
 
-from .claims import PAPER, SPECS, claims, claims_for
+from .claims import PAPER, SPECS, claims, claims_for, misspec_claims
 from .dp import (
     DPResult,
     continuation_values,
@@ -75,7 +75,13 @@ from .model import (
     tilt,
     validate_pmf,
 )
-from .robustness import figure_misspec_data
+from .robustness import (
+    figure_misspec_data,
+    misspec_alt,
+    path_errors,
+    state_occupancy,
+    worst_case_bound,
+)
 from .simulator import (
     POLICIES,
     POLICY_LABELS,
@@ -94,6 +100,8 @@ __all__ = [
     "dp_runtime_data", "draw_population", "evaluate_policy", "expected_recruits",
     "figure_dp_vs_mc_data", "figure_greedy_data", "figure_heterogeneous_data",
     "figure_misspec_data", "figure_value_vs_budget_data", "greedy_allocation", "marginals",
-    "mean_se", "population_pmf", "recruit_tables", "simulate", "spend_rules", "stress_state",
+    "mean_se", "misspec_alt", "misspec_claims", "path_errors", "population_pmf",
+    "recruit_tables", "simulate", "spend_rules", "state_occupancy", "stress_state",
     "surrogate_dp", "surrogate_dp_reference", "tilt", "truncate_pgf", "validate_pmf",
+    "worst_case_bound",
 ]

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from icml26 import common
-from icml26.common import check_int, generator
+from icml26.common import check_choice, check_int, generator
 
 from .dp import DPResult, surrogate_dp
 from .model import (
@@ -48,6 +48,10 @@ class RecruitmentConfig:
     budgets: tuple[int, ...] = (5, 10, 20, 30, 40)  # F2's x-axis (spec)
     mc_reps: int = 4000
     misspec_eps: tuple[float, ...] = tuple(np.round(np.linspace(0, 0.5, 11), 3))
+    # F4's directions p_alt (all mass on one capacity): 0 = the planner over-counts people who
+    # recruit nobody (it spends sooner); 2 = it under-counts the spread (everyone recruits 2)
+    misspec_toward: tuple[int, ...] = (0, 2)
+    misspec_terms: tuple[str, ...] = ("frontier", "transition")  # the bound's terms
     allow_save: bool = True  # False = the spend-everything pitfall
     tail: str = "lump"  # "drop" = the discarded-tail pitfall
 
@@ -63,7 +67,11 @@ class RecruitmentConfig:
             raise ValueError(f"heterogeneity must be >= 0, got {self.heterogeneity}")
         if not 0 < self.discount <= 1:
             raise ValueError(f"discount must be in (0, 1], got {self.discount}")
-        self.base_pmf()
+        k = self.base_pmf().numel() - 1
+        for c in self.misspec_toward:
+            check_int("misspec_toward", c, 0, k)
+        for term in self.misspec_terms:
+            check_choice("misspec_terms", term, ("frontier", "transition"))
 
 
 SCALES = {
