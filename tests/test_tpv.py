@@ -186,6 +186,55 @@ def test_linearised_label_refit_matches_the_closed_form():
     assert abs(mc / exact - 1) < 0.15  # 200 draws
 
 
+def test_jacobian_transpose_is_z_times_the_jacobian():
+    model, x = net(width=6), inputs(10)
+    z = torch.randn(4, 10, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
+    jac = tpv.per_sample_jacobians(model, x)[:, 0].double()
+    torch.testing.assert_close(tpv.jacobian_transpose(tpv.layer_factors(model, x), z), z @ jac,
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("perturbation", ["sgd", "label", "quant"])
+def test_perturbation_draws_have_the_covariance_of_the_trace_forms(perturbation):
+    """E ||J(x) du||^2 over the draws equals the trace form's TPV on the same inputs."""
+    model, x = net(d_in=3, width=8), inputs(40, 3)
+    cfg = tpv.TPVConfig(sgd_lr=0.1, sgd_batch=4, label_sigma=0.5, label_lambda=0.05)
+    du = tpv.perturbation_draws(model, x, cfg, perturbation, 4000, seed=7)
+    jac = tpv.per_sample_jacobians(model, x)[:, 0].double()
+    per = (du.double() @ jac.T).pow(2).mean(1)
+    fac = tpv.layer_factors(model, x)
+    k = tpv.ntk_gram(fac, fac)
+    exact = {"sgd": tpv.tpv_sgd_trace(k, cfg.sgd_lr, cfg.sgd_batch),
+             "label": tpv.tpv_label_trace(tpv.label_basis(k, {"train": k}), "train",
+                                          cfg.label_sigma, cfg.label_lambda),
+             "quant": tpv.tpv_quant_trace(tpv.heff_trace(model, x),
+                                          tpv.quant_step(tpv.flat_params(model), cfg.bits))}
+    se = float(per.std()) / math.sqrt(per.numel())
+    assert abs(float(per.mean()) - exact[perturbation]) <= 4 * se
+
+
+def test_loss_increase_is_the_tpv_when_the_residual_is_zero_and_is_antithetic():
+    model, x = net(), inputs(30)
+    w = tpv.flat_params(model)
+    du = 1e-2 * torch.randn(6, w.numel(), generator=torch.Generator().manual_seed(8))
+    with torch.no_grad():
+        y = model(x)
+    got, _ = tpv.loss_increase(model, x, y, du, chunk=4)  # y = f(x): dL = mean ||df||^2
+    both = tpv.tpv_empirical(model, x, torch.cat([w + du, w - du])).double().mean()
+    assert got == pytest.approx(float(both), rel=1e-4)
+    y2 = y + torch.randn(y.shape, generator=torch.Generator().manual_seed(9))
+    assert tpv.loss_increase(model, x, y2, du)[0] == pytest.approx(
+        tpv.loss_increase(model, x, y2, -du)[0], rel=1e-4)  # a pair is its own mirror
+    # du = 0: zero up to float32 rounding of the batched (vmap) forward against the plain one
+    assert tpv.loss_increase(model, x, y2, torch.zeros_like(du))[0] == pytest.approx(0, abs=1e-8)
+
+
+def test_rank_correlation():
+    assert tpv.rank_correlation([1, 2, 3, 4], [10, 20, 25, 100]) == pytest.approx(1.0)
+    assert tpv.rank_correlation([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert math.isnan(tpv.rank_correlation([1, 1, 1], [1, 2, 3]))
+
+
 # ------------------------------------------------------------------ data and students
 def test_teacher_data_is_nested_and_deterministic():
     a = tpv.teacher_data("multi_relu", 5, 10, 50, seed=3)
@@ -284,10 +333,13 @@ def test_pruning_curve_removes_the_requested_fraction(tmp_cache):
     lambda: tpv.heff_trace_hutchinson(net(), inputs(), 4, torch.Generator(), space="both"),
     lambda: tpv.tpv_sgd_trace(torch.ones(2, 2), -1.0, 4),
     lambda: tpv.TPVConfig(heff_source="other").validate(),
+    lambda: tpv.TPVConfig(loss_pairs=1).validate(),
+    lambda: tpv.perturbation_draws(net(), inputs(), tpv.TPVConfig(), "prune", 2, 0),
+    lambda: tpv.jacobian_transpose(tpv.layer_factors(net(d_out=2), inputs()), torch.ones(1, 12)),
 ], ids=["bits_0", "bits_negative", "config_bits", "width_0", "depth_1", "config_width",
         "sparsity_1", "sparsity_negative", "config_sparsity", "curve_sparsity",
         "curve_order", "criterion", "layer", "metric", "teacher", "scale", "space", "lr",
-        "heff_source"])
+        "heff_source", "loss_pairs", "tracked", "jt_vector_output"])
 def test_bad_input_raises(bad):
     with pytest.raises(ValueError):
         bad()
@@ -325,15 +377,71 @@ def test_heff_of_a_reinitialised_network_breaks_the_quantization_claim():
 
 @pytest.mark.slow
 def test_universal_scatter_tells_the_papers_story():
-    """F1 at quick scale, seed 0 (also warms the cache the notebook reads): at n_train = 1000
-    every student's train/test TPV ratio is near 1 for quantization and SGD noise, at
-    n_train = 10 it deviates more, and the small-n students generalize worse."""
-    df = tpv.figure_scatter_data(tpv.config_for("quick"), seed=0)
-    assert len(df) == 3 * 2 * 3 * 2 * 3
+    """F1 at quick scale, seed 0 (also warms the cache the notebook reads): the claim
+    train_predicts_test is the worst train/test TPV deviation over the WHOLE scatter at the
+    largest n_train, judged at its own threshold; at n_train = 10 every student deviates
+    more, and the small-n students generalize worse."""
+    cfg = tpv.config_for("quick")
+    df = tpv.figure_scatter_data(cfg, seed=0)
+    assert len(df) == len(cfg.teachers) * len(cfg.depths) * len(cfg.widths) * 2 * 3
     df["dev"] = (df.ratio - 1).abs()
     lens = df[df.perturbation.isin(["quant", "sgd"])]
-    assert lens[lens.n_train == 1000].dev.max() <= 0.15
+    n_big, n_small = max(cfg.n_trains), min(cfg.n_trains)
+    claim = {c.name: c for c in tpv.claims(0)}["train_predicts_test"]
+    assert claim.measured == pytest.approx(lens[lens.n_train == n_big].dev.max())
+    assert claim.holds == (lens[lens.n_train == n_big].dev.max() <= claim.threshold)
+    assert claim.expected is False or claim.holds, claim.note
     worst = lens.groupby(["teacher", "depth", "width", "n_train"]).dev.max().unstack()
-    assert (worst[10] > worst[1000]).all()
+    assert (worst[n_small] > worst[n_big]).all()
     gap = df.groupby(["teacher", "depth", "width", "n_train"]).gap.first().unstack()
-    assert (gap[10] > gap[1000]).all()
+    assert (gap[n_small] > gap[n_big]).all()
+
+
+def _scatter_claim(mutate, name, seed=0):
+    out = tpv.claims_for(tpv.config_for("quick"), prn.DigitsConfig(), seed, mutate_scatter=mutate)
+    return {c.name: c for c in out}[name]
+
+
+@pytest.mark.slow
+def test_train_predicts_test_sees_every_cell_of_the_scatter():
+    """Mutation for the full-scatter claim: make the scatter ideal (TPV_train = TPV_test),
+    then move ONE cell's students 15% off the diagonal at the largest n_train. The claim
+    must fail and name that cell, wherever it is (the old claim saw one teacher at depth 3)."""
+    cfg = tpv.config_for("quick")
+    n_big = max(cfg.n_trains)
+    for teacher, depth in [("relu", 2), ("linear", 3), ("multi_relu", 2)]:
+        def mutate(df, teacher=teacher, depth=depth):
+            df = df.assign(tpv_train=df.tpv_test, ratio=1.0)
+            hit = (df.teacher == teacher) & (df.depth == depth) & (df.n_train == n_big)
+            return df.assign(ratio=df.ratio.where(~hit, 1.15))
+
+        claim = _scatter_claim(mutate, "train_predicts_test")
+        assert not claim.holds and claim.measured == pytest.approx(0.15), claim.note
+        assert f"worst: {teacher} teacher, depth {depth}" in claim.note
+    ideal = _scatter_claim(lambda df: df.assign(tpv_train=df.tpv_test, ratio=1.0),
+                           "train_predicts_test")
+    assert ideal.holds and ideal.measured == 0.0
+
+
+@pytest.mark.slow
+def test_tpv_tracks_test_loss_fails_when_shuffled_or_uninformative():
+    """Mutations for tpv_tracks_test_loss: shuffle the measured loss increases among the
+    students of each perturbation, or replace TPV by an uninformative (random) estimator;
+    either way the rank correlation collapses and the claim fails."""
+    clean = _scatter_claim(None, "tpv_tracks_test_loss")
+    rng = torch.Generator().manual_seed(11)
+
+    def shuffled(df):
+        df = df.copy()
+        for _, idx in df.groupby("perturbation").groups.items():
+            perm = torch.randperm(len(idx), generator=rng).numpy()
+            df.loc[idx, "loss_increase"] = df.loc[idx, "loss_increase"].to_numpy()[perm]
+        return df
+
+    def uninformative(df):
+        return df.assign(tpv_train=torch.rand(len(df), generator=rng).numpy())
+
+    for mutate in (shuffled, uninformative):
+        claim = _scatter_claim(mutate, "tpv_tracks_test_loss")
+        assert not claim.holds and claim.measured < clean.measured, (mutate.__name__,
+                                                                     claim.note)

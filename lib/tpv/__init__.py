@@ -64,10 +64,12 @@ depth 4 and uses 4x more Monte Carlo draws (for a GPU or a patient user; not run
 Modules (one idea each; everything public is re-exported here):
 ``estimators`` (the MLP, per-sample Jacobians, H_eff estimators, TPV forms), ``students``
 (teachers, trained students, their curvature and trace forms, configs, the cache),
-``figures`` (F1/F2 data), ``pruning`` (JBR on digits, F3), ``claims`` (the claim table).
+``tracking`` (the measured test-loss increase of every scatter point: does TPV track test
+loss?), ``figures`` (F1/F2 data), ``pruning`` (JBR on digits, F3), ``claims`` (the claim
+table).
 """
 
-from icml26.tpv.claims import CLAIM_SPECS, claims, claims_for
+from icml26.tpv.claims import CLAIM_SPECS, claim_specs, claims, claims_for
 from icml26.tpv.estimators import (
     MLP,
     LabelNoiseBasis,
@@ -80,6 +82,7 @@ from icml26.tpv.estimators import (
     heff_matrix,
     heff_trace,
     heff_trace_hutchinson,
+    jacobian_transpose,
     label_basis,
     layer_factors,
     neuron_output_change,
@@ -117,6 +120,7 @@ from icml26.tpv.students import (
     curvature,
     fit_full_batch,
     heff_network,
+    record_key,
     student_record,
     student_tpv,
     teacher_data,
@@ -125,17 +129,24 @@ from icml26.tpv.students import (
     train_regression,
     train_student,
 )
+from icml26.tpv.tracking import (
+    TRACKED,
+    loss_increase,
+    loss_record,
+    perturbation_draws,
+    rank_correlation,
+)
 
-__all__ = ["CACHE_VERSION", "check_bits", "check_pos", "check_sparsity", "CLAIM_SPECS",
-           "claims", "claims_for", "config_for", "Curvature", "curvature",
+__all__ = ["CACHE_VERSION", "check_bits", "check_pos", "check_sparsity", "claim_specs",
+           "CLAIM_SPECS", "claims", "claims_for", "config_for", "Curvature", "curvature",
            "factors_to_jacobians", "figure_label_lambda_data", "figure_quant_bits_data",
-           "figure_scatter_data", "fit_full_batch", "flat_params", "heff_matrix",
-           "heff_network", "HEFF_SOURCES", "heff_trace", "heff_trace_hutchinson",
+           "figure_scatter_data", "fit_full_batch", "flat_params", "heff_matrix", "heff_network",
+           "HEFF_SOURCES", "heff_trace", "heff_trace_hutchinson", "jacobian_transpose",
            "label_basis", "LABEL_LAMBDAS", "LabelNoiseBasis", "layer_factors", "LayerFactors",
-           "MLP", "neuron_output_change", "ntk_gram", "PAPER", "param_dict",
-           "per_sample_jacobians", "per_sample_jacobians_loop", "PERTURBATIONS",
-           "quant_bits_rows", "quant_claim_data", "quant_step", "SCALES", "student_record",
-           "student_tpv", "teacher_data", "teacher_fn", "TEACHERS", "tpv_direction",
-           "tpv_empirical", "tpv_label_trace", "tpv_quant_mc", "tpv_quant_trace",
-           "tpv_sgd_trace", "TPVConfig", "trace_forms", "train_regression", "train_student",
-           "unflatten"]
+           "loss_increase", "loss_record", "MLP", "neuron_output_change", "ntk_gram", "PAPER",
+           "param_dict", "per_sample_jacobians", "per_sample_jacobians_loop", "perturbation_draws",
+           "PERTURBATIONS", "quant_bits_rows", "quant_claim_data", "quant_step", "rank_correlation",
+           "record_key", "SCALES", "student_record", "student_tpv", "teacher_data", "teacher_fn",
+           "TEACHERS", "tpv_direction", "tpv_empirical", "tpv_label_trace", "tpv_quant_mc",
+           "tpv_quant_trace", "tpv_sgd_trace", "TPVConfig", "trace_forms", "TRACKED",
+           "train_regression", "train_student", "unflatten"]

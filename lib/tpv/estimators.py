@@ -225,6 +225,23 @@ def ntk_gram(fa: LayerFactors, fb: LayerFactors, dtype=torch.float32) -> torch.T
     return out
 
 
+def jacobian_transpose(fac: LayerFactors, z: torch.Tensor) -> torch.Tensor:
+    """``J^T z`` for a batch of output-space vectors of a scalar-output net, from its layer
+    factors (``sum_n z_n delta_l(x_n) h_l(x_n)^T`` per weight, ``sum_n z_n delta_l(x_n)`` per
+    bias; parameters in ``named_parameters`` order): ``z [R, N] -> [R, p]``."""
+    if fac.deltas[0].shape[1] != 1:
+        raise ValueError(f"jacobian_transpose needs a scalar-output net (K = 1), got K = "
+                         f"{fac.deltas[0].shape[1]}")
+    if z.ndim != 2 or z.shape[1] != fac.inputs[0].shape[0]:
+        raise ValueError(f"z must be [R, {fac.inputs[0].shape[0]}], got {list(z.shape)}")
+    parts = []
+    for h, dl in zip(fac.inputs, fac.deltas):
+        d = dl[:, 0].to(z.dtype)  # [N, out]
+        parts.append(((z[:, :, None] * d[None]).transpose(1, 2) @ h.to(z.dtype)).flatten(1))
+        parts.append(z @ d)
+    return torch.cat(parts, -1)
+
+
 def heff_trace(model: nn.Module, x: torch.Tensor, chunk: int = 256) -> float:
     """Exact ``Tr H_eff = E_x ||J(x)||_F^2``: layer factors for an :class:`MLP`, chunked
     ``vmap(jacrev)`` otherwise."""

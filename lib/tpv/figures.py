@@ -1,5 +1,6 @@
 """Figure data of :mod:`icml26.tpv` (data, never plots; shared by the notebook, the
-dashboard and the tests): F1 the universal scatter, the label-noise ridge sweep, F2
+dashboard and the tests): F1 the universal scatter (optionally with the measured test-loss
+increase of every point), the label-noise ridge sweep, F2
 quantization TPV against bits, and the cached 8-bit trace-vs-Monte-Carlo comparison."""
 
 from __future__ import annotations
@@ -23,12 +24,16 @@ from icml26.tpv.students import (
     student_record,
     train_student,
 )
+from icml26.tpv.tracking import TRACKED, loss_record
 
 
 def figure_scatter_data(cfg: TPVConfig, seed: int = 0, progress=None,
-                        perturbations: Sequence[str] = ("quant", "sgd", "label")):
+                        perturbations: Sequence[str] = TRACKED, with_loss: bool = False,
+                        impl: str = "auto"):
     """F1: one row per (student, perturbation) with TPV on train and test inputs, their ratio
-    and the student's generalization gap (test MSE - train MSE)."""
+    and the student's generalization gap (test MSE - train MSE). ``with_loss`` adds the
+    measured test-loss increase under the perturbation and its standard error
+    (``loss_increase``, ``loss_increase_se``; :func:`icml26.tpv.tracking.loss_record`)."""
     import pandas as pd
 
     cfg.validate()
@@ -38,14 +43,19 @@ def figure_scatter_data(cfg: TPVConfig, seed: int = 0, progress=None,
             for width in cfg.widths:
                 for n in cfg.n_trains:
                     rec = student_record(cfg, teacher, width, depth, n, seed)
+                    loss = (loss_record(cfg, teacher, width, depth, n, seed, impl)
+                            if with_loss else {})
                     for p in perturbations:
-                        rows.append({"teacher": teacher, "depth": depth, "width": width,
-                                     "n_train": n, "perturbation": p,
-                                     "tpv_train": rec[f"{p}_train"],
-                                     "tpv_test": rec[f"{p}_test"],
-                                     "ratio": rec[f"{p}_train"] / rec[f"{p}_test"],
-                                     "gap": rec["gap"], "loss_train": rec["loss_train"],
-                                     "loss_test": rec["loss_test"]})
+                        row = {"teacher": teacher, "depth": depth, "width": width,
+                               "n_train": n, "perturbation": p,
+                               "tpv_train": rec[f"{p}_train"], "tpv_test": rec[f"{p}_test"],
+                               "ratio": rec[f"{p}_train"] / rec[f"{p}_test"],
+                               "gap": rec["gap"], "loss_train": rec["loss_train"],
+                               "loss_test": rec["loss_test"]}
+                        if with_loss:
+                            row |= {"loss_increase": loss[p]["mean"],
+                                    "loss_increase_se": loss[p]["se"]}
+                        rows.append(row)
                     if progress is not None:
                         progress(1)
     return pd.DataFrame(rows)

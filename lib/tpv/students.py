@@ -130,6 +130,9 @@ class TPVConfig:
     label_sigma: float = 0.01  # paper LABEL_SIGMA_LIST[1]
     label_lambda: float = 0.1  # ridge equivalent of the paper's early-stopped refits (ours)
     heff_source: str = "same"  # "reinit" = the pitfall: H_eff of a re-initialised network
+    loss_pairs: int = 64  # antithetic pairs of draws per student and perturbation for the
+    #                       measured test-loss increase (tpv_tracks_test_loss; ours)
+    loss_inputs: int = 1000  # test inputs (the first ones) the loss increase is measured on
 
     def validate(self) -> None:
         check_int("d", self.d, 1)
@@ -153,6 +156,8 @@ class TPVConfig:
         check_int("sweep_draws", self.sweep_draws, 2)
         check_pos("sgd_lr", self.sgd_lr)
         check_int("sgd_batch", self.sgd_batch, 1)
+        check_int("loss_pairs", self.loss_pairs, 2)
+        check_int("loss_inputs", self.loss_inputs, 1)
         if not self.label_sigma >= 0:
             raise ValueError(f"label_sigma must be >= 0, got {self.label_sigma}")
         check_pos("label_lambda", self.label_lambda)
@@ -289,13 +294,18 @@ def student_tpv(model: MLP, data: dict[str, torch.Tensor], cfg: TPVConfig,
             "trace_heff_test": curv.trace_heff["test"], **out, "label_sweep": sweep}
 
 
+def record_key(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: int) -> dict:
+    """The cache key of one student's records: what its training and its TPVs depend on."""
+    return {"cfg": {k: v for k, v in cfg.__dict__.items()
+                    if k in ("d", "n_test", "steps", "lr", "bits", "sgd_lr", "sgd_batch",
+                             "label_sigma", "label_lambda", "heff_source")},
+            "teacher": teacher, "width": width, "depth": depth, "n_train": n_train}
+
+
 def student_record(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: int,
                    seed: int) -> dict:
     """One point of F1 (cached): losses, generalization gap and train/test trace-form TPVs."""
-    key = {"cfg": {k: v for k, v in cfg.__dict__.items()
-                   if k in ("d", "n_test", "steps", "lr", "bits", "sgd_lr", "sgd_batch",
-                            "label_sigma", "label_lambda", "heff_source")},
-           "teacher": teacher, "width": width, "depth": depth, "n_train": n_train}
+    key = record_key(cfg, teacher, width, depth, n_train)
 
     def compute():
         model, data, info = train_student(teacher, width, depth, n_train, seed, cfg.d,
