@@ -23,14 +23,25 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
-from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app.live import LiveFigures
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
+ACTION_LABELS = {"honest": "honest", "gaming": "gaming", "none": "no effort"}
+LIVE_CAPTION = (
+    "*Left:* the stay threshold mu_l of level l+1 for the chosen design, the steady-state "
+    "ladder delta l/(1-gamma) and the skill level l+1 settles at with no effort (where mu_l "
+    "is above it, holding the level costs maintenance). *Right:* the analytic boundary "
+    "c-/c+ = 1 - beta*gamma (honest effort pays to its right), the myopic line c-/c+ = 1, "
+    "the current setting with the action the line predicts and, after **Run**, the "
+    "solver's first action per cell of the L = 2 prototype.")
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
                  "chosen": "#1f77b4"}
+DESIGN_SHORT = {"steady": "(a) steady state", "steep": "(b) steeper", "no_legup": "(c) delta = 0"}
 DESIGN_PARAM = {"steady-state": "steady", "linear slope": "linear", "custom": "custom"}
-TRAJ_PANELS = (("level", "level"), ("skill", "skill x"), ("a_plus", "honest effort a+"),
-               ("a_minus", "gaming a-"))
+TRAJ_PANELS = (("level", "Level held", "level l"), ("skill", "Skill", "skill x"),
+               ("a_plus", "Honest effort", "honest effort a+ (skill units)"),
+               ("a_minus", "Gaming", "gaming a- (score units)"))
 
 
 @functools.lru_cache(maxsize=16)
@@ -92,8 +103,7 @@ class PromotionExplorer(ExplorerBase):
         self._trajectory_data: pd.DataFrame | None = None
         self._trajectory_cfg: pro.PromotionConfig | None = None
         self._phase_data: dict | None = None
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                sizing_mode="stretch_width")
+        self._trajectory_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._note = pn.pane.Alert("", alert_type="warning", visible=False)
         super().__init__(**params)
 
@@ -144,53 +154,78 @@ class PromotionExplorer(ExplorerBase):
         return data
 
     # ------------------------------------------------------------------ views
+    # Live figures: one function per figure returning a Chart (dashboards/app/live.py), drawn
+    # once and updated in place; axes follow the data, legends sit above the frame. None
+    # keeps the last valid figure while the settings are invalid (the alert says why).
     @param.depends("levels", "gamma", "delta", "threshold_design", "slope_multiplier",
                    "custom_thresholds")
-    def ladder_view(self) -> hv.Overlay:
+    def ladder_chart(self) -> Chart | None:
         """Thresholds of the chosen design vs the steady-state ladder and the skill each level
         settles at without effort: where the stay threshold is above it, holding the level
         needs maintenance."""
+        if self._error():
+            return None
         d = self.plot_data()
-        ladder = hv.Curve((d["level"], d["thresholds"]), "threshold index l", "skill",
-                          label="chosen mu_l").opts(color="black")
-        marks = hv.Scatter((d["level"], d["thresholds"])).opts(color="black", size=6)
-        settle = hv.Curve((d["level"], d["settle"]), "threshold index l", "skill",
-                          label="no-effort skill at level l+1").opts(color="#2ca02c",
-                                                                    line_dash="dashed")
-        steady = hv.Curve((d["level"], d["steady"]), "threshold index l", "skill",
-                          label="steady state delta l/(1-gamma)").opts(color="#1f77b4",
-                                                                      line_dash="dotted")
-        return (ladder * marks * steady * settle).opts(
-            title="Threshold ladder (stay threshold of level l+1 = mu_l)",
-            legend_position="top_left", responsive=True, min_height=300)
+        lv = d["level"]
+        return Chart("Threshold ladder", "threshold index l (stay threshold of level l+1)",
+                     "skill x", [
+                         Series("black", lv, d["thresholds"], "chosen mu_l"),
+                         Series("black", lv, d["thresholds"], kind="scatter"),
+                         Series(DESIGN_COLORS["steady"], lv, d["steady"], "steady state",
+                                dash="dotted"),
+                         Series(ACTION_COLORS["honest"], lv, d["settle"], "no-effort skill",
+                                dash="dashed")])
 
-    @param.depends("beta", "gamma", "c_minus_ratio", "run")
-    def phase_view(self) -> hv.Overlay:
+    @param.depends("beta", "gamma", "c_minus_ratio", "run_done")
+    def phase_chart(self) -> Chart:
         """F1: the analytic boundary, the myopic line, the current setting and (after Run)
         the optimal first action of the numerical solver on a grid."""
-        layers = []
-        if self._phase_data is not None:
-            layers.append(plot_phase_points(self._phase_data["cells"]))
-        d = self.plot_data()
-        predicted = "honest" if self.c_minus_ratio > 1 - self.beta * self.gamma else "gaming"
-        layers += _phase_lines()
-        layers.append(hv.Points([tuple(d["point"])], ["c-/c+", "beta*gamma"],
-                                label=f"current setting (predicted {predicted})")
-                      .opts(color="black", marker="star", size=16))
-        return hv.Overlay(layers).opts(
-            title="Incentive phase diagram (L = 2 prototype on Run)",
-            legend_position="bottom_left", xlim=(0, 1.05), ylim=(-0.03, 1.0),
-            responsive=True, min_height=300)
+        cells = self._phase_data["cells"] if self._phase_data is not None else None
+        return phase_chart(cells, (self.c_minus_ratio, self.beta * self.gamma))
 
-    @param.depends("run")
-    def trajectory_view(self) -> hv.Layout | hv.Element:
-        """F2: the optimal agent's level, skill, honest effort and gaming (after Run)."""
+    def live_charts(self) -> list:
+        return [self.ladder_chart, self.phase_chart]
+
+    def _trajectory_chart(self, i: int) -> Chart | None:
         if self._trajectory_data is None:
-            return _message("Press Run to solve the agent's problem")
-        stale = self._trajectory_cfg != self._current_or_none()
-        title = DESIGN_LABELS_LONG.get(self._trajectory_cfg.design, "") + \
-            (" (stale: parameters changed since Run)" if stale else "")
-        return plot_trajectories({"chosen": self._trajectory_data}, title=title)
+            return None
+        return trajectory_charts({"chosen": self._trajectory_data})[i]
+
+    # the Run's trajectory: four figures (one per quantity), drawn when a Run ends
+    @param.depends("run_done")
+    def level_chart(self) -> Chart | None:
+        """F2: the optimal agent's level over time (after Run)."""
+        return self._trajectory_chart(0)
+
+    @param.depends("run_done")
+    def skill_chart(self) -> Chart | None:
+        """F2: the optimal agent's true skill over time (after Run)."""
+        return self._trajectory_chart(1)
+
+    @param.depends("run_done")
+    def effort_chart(self) -> Chart | None:
+        """F2: the optimal agent's honest effort over time (after Run)."""
+        return self._trajectory_chart(2)
+
+    @param.depends("run_done")
+    def gaming_chart(self) -> Chart | None:
+        """F2: the optimal agent's gaming over time (after Run)."""
+        return self._trajectory_chart(3)
+
+    def run_charts(self) -> list:
+        return [self.level_chart, self.skill_chart, self.effort_chart, self.gaming_chart]
+
+    def trajectory_note(self) -> str:
+        """The caption of the trajectory figures: which ladder, and whether it is stale."""
+        if self._trajectory_data is None:
+            return ("**Optimal agent's trajectory:** press **Run** to solve the agent's "
+                    "problem (value iteration).")
+        cfg = self._trajectory_cfg
+        stale = cfg != self._current_or_none()
+        return (f"**Optimal agent's trajectory** on the {DESIGN_LABELS_LONG.get(cfg.design, '')}"
+                f" (L = {cfg.levels}, beta = {cfg.beta:g}, gamma = {cfg.gamma:g}, "
+                f"delta = {cfg.delta:g}, c-/c+ = {cfg.c_minus:g}, x0 = {cfg.x0:g})"
+                + (" - **stale: parameters changed since Run**" if stale else ""))
 
     def _current_or_none(self) -> pro.PromotionConfig | None:
         try:
@@ -200,23 +235,24 @@ class PromotionExplorer(ExplorerBase):
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        err = self._error()
-        if err:
+        if self._error():
             return
         cfg = self.config()
-        self._progress.visible, self._progress.value = True, 5
-        try:
-            self._trajectory_data = _trajectory(cfg)
+        n = self.phase_cells
+        phase = pro.PhaseConfig(n_ratio=n, n_discount=n, nx=61, na=21,
+                                exact_gaps=self.exact_gaps)
+
+        def keep(results):
+            self._trajectory_data, self._phase_data = results
             self._trajectory_cfg = cfg
-            self._progress.value = 50
-            self._phase_data = _phase(pro.PhaseConfig(
-                n_ratio=self.phase_cells, n_discount=self.phase_cells, nx=61, na=21,
-                exact_gaps=self.exact_gaps))
-            self._progress.value = 100
-        except (ValueError, RuntimeError) as e:  # never kill the server from a callback
-            self._alert.object, self._alert.visible = str(e), True
-        finally:
-            self._progress.visible = False
+
+        self.run_stages([
+            (f"value iteration for the agent on the {DESIGN_LABELS_LONG[cfg.design]} "
+             f"(L = {cfg.levels}, {cfg.nx} x {cfg.na} grid), then T = {cfg.horizon} periods",
+             lambda: _trajectory(cfg)),
+            (f"numerical phase diagram: {n} x {n + 1} cells of the L = 2 prototype "
+             f"(batched value iteration)", lambda: _phase(phase)),
+        ], keep)
 
     @param.depends("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
                    "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
@@ -244,19 +280,33 @@ class PromotionExplorer(ExplorerBase):
         text = self.design_note()
         self._note.object, self._note.visible = text, bool(text)
 
+    @param.depends("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
+                   "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
+                   "horizon", "x_grid", "a_grid", "exact_gaps", "run_done", watch=True,
+                   on_init=True)
+    def _update_trajectory_note(self) -> None:
+        text = self.trajectory_note()
+        if self._trajectory_caption.object != text:
+            self._trajectory_caption.object = text
+
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary",
                     "name": "Run (value iteration)"}})
-        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.ladder_view),
-                                        sizing_mode="stretch_width"),
-                      pn.panel(self.phase_view, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
+        ladder, phase = self.live_panes()
+        # the Run's figures: separate Bokeh panes drawn when the Run ends, then updated in
+        # place (a HoloViews Layout swapped in after Run drew blank in the served page)
+        results = LiveFigures(self)
+        level, skill, effort, gaming = (results.add(c) for c in self.run_charts())
         return pn.Row(
-            pn.Column(controls, width=320),
-            pn.Column(self._alert, self._note, live, self._progress,
-                      pn.panel(self.trajectory_view, sizing_mode="stretch_width"),
+            pn.Column(controls, self.run_status, width=320),
+            pn.Column(self._alert, self._note,
+                      pn.Row(ladder, phase, sizing_mode="stretch_width"),
+                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
+                      self._trajectory_caption,
+                      pn.Row(level, skill, sizing_mode="stretch_width"),
+                      pn.Row(effort, gaming, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
@@ -265,28 +315,44 @@ DESIGN_LABELS_LONG = {"steady": "steady-state ladder", "linear": "linear ladder"
                       "custom": "custom ladder"}
 
 
-def _message(text: str) -> hv.Element:
-    return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                        responsive=True, min_height=300)
-
-
-def _phase_lines() -> list[hv.Element]:
+def _phase_lines() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The analytic boundary c-/c+ = 1 - beta*gamma and the myopic line c-/c+ = 1."""
     bg = np.linspace(0.0, 0.97, 50)
-    return [hv.Curve((1 - bg, bg), "c-/c+", "beta*gamma",
-                     label="analytic c-/c+ = 1 - beta*gamma").opts(color="black"),
-            hv.Curve(([1.0, 1.0], [0.0, 0.97]), "c-/c+", "beta*gamma",
-                     label="myopic line c-/c+ = 1").opts(color="grey", line_dash="dashed")]
+    return {"analytic c-/c+ = 1 - beta*gamma": (1 - bg, bg),
+            "myopic line c-/c+ = 1": (np.array([1.0, 1.0]), np.array([0.0, 0.97]))}
 
 
-# ---------------------------------------------------------------------- figures (shared
-# with the notebook: each takes the lib's figure_*_data output)
+PHASE_X, PHASE_Y = "gaming cost ratio c-/c+", "effective discount beta*gamma"
+
+
+def phase_chart(cells: pd.DataFrame | None = None,
+                point: tuple[float, float] | None = None) -> Chart:
+    """F1 (live): the analytic and myopic lines, the optimal first action per cell of the
+    numerical grid (when given) and the current setting (when given)."""
+    series = []
+    if cells is not None:
+        for action, color in ACTION_COLORS.items():
+            sub = cells[cells["action"] == action]
+            series.append(Series(color, sub["ratio"].to_numpy(), sub["beta_gamma"].to_numpy(),
+                                 ACTION_LABELS[action], kind="scatter"))
+    (a_x, a_y), (m_x, m_y) = _phase_lines().values()
+    series += [Series("black", a_x, a_y, "analytic line"),
+               Series("grey", m_x, m_y, "myopic line", dash="dashed")]
+    if point is not None:
+        predicted = "honest" if point[0] > 1 - point[1] else "gaming"
+        series.append(Series("#000000", [point[0]], [point[1]],
+                             f"current: {predicted}", kind="scatter"))
+    title = "Incentive phase diagram" + (" (solver: L = 2)" if cells is not None else "")
+    return Chart(title, PHASE_X, PHASE_Y, series)
+
+
 def plot_phase_points(cells: pd.DataFrame) -> hv.Overlay:
     """The optimal first action per cell, coloured honest / gaming / none."""
     layers = []
     for action, color in ACTION_COLORS.items():
         sub = cells[cells["action"] == action]
         layers.append(hv.Points((sub["ratio"].to_numpy(), sub["beta_gamma"].to_numpy()),
-                                ["c-/c+", "beta*gamma"], label=action)
+                                [PHASE_X, PHASE_Y], label=action)
                       .opts(color=color, size=7, alpha=0.8))
     return hv.Overlay(layers)
 
@@ -297,27 +363,34 @@ def plot_phase(data: dict) -> hv.Overlay:
     cells = data["cells"]
     wrong = cells[~cells["agree"]]
     miss = hv.Points((wrong["ratio"].to_numpy(), wrong["beta_gamma"].to_numpy()),
-                     ["c-/c+", "beta*gamma"], label="disagrees with the line").opts(
+                     [PHASE_X, PHASE_Y], label="disagrees with the line").opts(
         fill_alpha=0.0, line_color="black", size=12)
-    return hv.Overlay([plot_phase_points(cells), *_phase_lines(), miss]).opts(
+    lines = [hv.Curve(xy, PHASE_X, PHASE_Y, label=name).opts(
+        color="black" if name.startswith("analytic") else "grey",
+        line_dash="solid" if name.startswith("analytic") else "dashed")
+        for name, xy in _phase_lines().items()]
+    return hv.Overlay([plot_phase_points(cells), *lines, miss]).opts(
         title=f"F1: optimal first action (agreement away from the line "
               f"{data['agreement']:.1%})", legend_position="right", xlim=(0, 1.05),
         width=760, height=420)
 
 
-def plot_trajectories(frames: dict[str, pd.DataFrame], title: str = "") -> hv.Layout:
-    """F2: level, skill, honest effort and gaming over time, one curve per design."""
-    panels = []
-    for col, label in TRAJ_PANELS:
-        curves = [hv.Curve((df["t"].to_numpy(), df[col].to_numpy()), "period t", label,
-                           label=pro.DESIGN_TITLES.get(name, name))
-                  .opts(color=DESIGN_COLORS.get(name, "black"), interpolation="steps-post")
+def _steps(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A step line (the value holds over each period): x = t0 t1 t1 t2 t2 ..., y = y0 y0 y1 ..."""
+    return np.repeat(t, 2)[1:], np.repeat(y, 2)[:-1]
+
+
+def trajectory_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
+    """F2: level, skill, honest effort and gaming over time (four figures), one step line
+    per design (``frames``: design -> ``trajectory_frame``). Draw each with ``show``."""
+    charts = []
+    for col, title, y_label in TRAJ_PANELS:
+        series = [Series(DESIGN_COLORS.get(name, "black"),
+                         *_steps(df["t"].to_numpy(float), df[col].to_numpy(float)),
+                         DESIGN_SHORT.get(name, name) if len(frames) > 1 else None)
                   for name, df in frames.items()]
-        panels.append(hv.Overlay(curves).opts(title=label, show_legend=col == "level",
-                                              legend_position="bottom_right",
-                                              width=460, height=240))
-    layout = hv.Layout(panels).cols(2).opts(shared_axes=True)
-    return layout.opts(title=title) if title else layout
+        charts.append(Chart(title, "period t", y_label, series, height=260))
+    return charts
 
 
 def plot_height(frame: pd.DataFrame) -> hv.Layout:

@@ -19,20 +19,68 @@ def test_ladder_follows_the_design():
     e.param.update(threshold_design="linear slope", slope_multiplier=2.0)
     steep = e.plot_data()
     np.testing.assert_allclose(steep["thresholds"], 2 * steady["thresholds"])
-    assert isinstance(e.ladder_view(), hv.Overlay)
+    chart = e.ladder_chart()
+    np.testing.assert_allclose(chart.series[0].y, steep["thresholds"])
+
+
+def test_live_charts_name_their_axes_and_follow_the_data():
+    """Issue 23: the ladder kept its first axis ranges after a gamma change; the phase
+    diagram's legend covered data. Charts name quantities; the live figure (DataRange1d,
+    legend above the frame) follows the chart's numbers."""
+    from bokeh.document import Document
+
+    from icml26.dashboards.app import live
+
+    e = dash.Explorer()
+    pn.Column(e).server_doc(Document())
+    (group,) = e._rendered_live
+    for c in (e.ladder_chart(), e.phase_chart()):
+        assert c.x_label not in ("x", "y") and c.y_label not in ("x", "y")
+    before = live.chart_ranges(e.ladder_chart())
+    e.gamma = 0.95  # thresholds delta l/(1-gamma) grow 4x
+    after = live.chart_ranges(e.ladder_chart())
+    assert after[1][1] > 3 * before[1][1]
+    fig = group.figures[0][0].pane.object
+    np.testing.assert_allclose(fig.renderers[0].data_source.data["y"],
+                               e.ladder_chart().series[0].y)
+    assert type(fig.y_range).__name__ == "DataRange1d"
+    assert fig.above and not fig.center[2:]  # the legend sits above the frame
 
 
 def test_run_solves_the_trajectory_and_phase_diagram():
     e = dash.Explorer(x_grid=101, a_grid=41, phase_cells=4, levels=4)
-    assert isinstance(e.trajectory_view(), hv.Text)  # before Run: a message
+    assert all(c() is None for c in e.run_charts())  # before Run: nothing to draw
+    assert "press **Run**" in e.trajectory_note()
+    n_phase = len(e.phase_chart().series)
     e.param.trigger("run")
+    assert e.run_done == 1 and "Run done" in e._stage.object
     d = e.plot_data()
     traj, phase = d["trajectory"], d["phase"]
     assert traj["level"].iloc[-1] == 4 and traj["a_minus"].sum() == 0.0
     assert len(phase) == 4 * 5 and not phase.isna().any().any()
-    assert isinstance(e.trajectory_view(), hv.Layout)
+    charts = [c() for c in e.run_charts()]
+    assert [c.y_label for c in charts] == [y for _, _, y in dash.TRAJ_PANELS]
+    assert charts[0].series[0].y.max() == 4
+    assert len(e.phase_chart().series) == n_phase + 3  # honest / gaming / none cells
+    assert "stale" not in e.trajectory_note()
     e.gamma = 0.7  # the shown trajectory is now stale, and says so
-    assert "stale" in e.trajectory_view().opts.get().kwargs.get("title", "")
+    assert "stale" in e.trajectory_note()
+
+
+def test_run_figures_draw_when_the_run_ends():
+    """Issue 23: the 2x2 trajectory Layout drew blank after Run. The four figures are Bokeh
+    panes that get their figure when ``run_done`` moves."""
+    from bokeh.document import Document
+
+    e = dash.Explorer(x_grid=101, a_grid=41, phase_cells=4, levels=4)
+    page = pn.Column(e)
+    page.server_doc(Document())
+    panes = [p for p in page.select(pn.pane.Bokeh)]
+    assert len(panes) == 6 and sum(p.object is None for p in panes) == 4
+    e.param.trigger("run")
+    assert all(p.object is not None for p in panes)
+    titles = {p.object.title.text for p in panes}
+    assert {"Level held", "Skill", "Honest effort", "Gaming"} <= titles
 
 
 def test_settings_the_design_ignores_say_so():
