@@ -33,12 +33,17 @@ say "ruff"
 .venv/bin/ruff check lib kernels dashboards tests benchmarks
 
 say "pytest: lib, kernels (Triton interpreter), dashboards, browser"
-.venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 ${PYTEST_ARGS:-}
+.venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 \
+  --ignore=tests/ui/test_report.py ${PYTEST_ARGS:-}
 
-say "notebooks of the reproduced papers (nbval, quick scale)"
-notebooks=$(.venv/bin/python -c "from icml26 import papers; print(' '.join(p.notebook for p in papers.built()))")
-.venv/bin/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider \
-  --durations=0 $notebooks
+# Every built paper's notebook, executed at quick scale (a failing cell fails the run), as the
+# static report; then the report in Chromium from file://, offline.
+say "notebooks -> static report (icml26 report)"
+.venv/bin/icml26 report --out "$ICML26_CACHE/site"
+
+say "the report in Chromium, offline"
+ICML26_REPORT="$ICML26_CACHE/site" .venv/bin/python -m pytest tests/ui/test_report.py --ui \
+  -p no:cacheprovider
 
 say "dashboard latency (Chromium, median of slider -> updated plot; recorded, not asserted)"
 .venv/bin/python benchmarks/dashboard_latency.py --no-write --presses 9 || \

@@ -60,6 +60,22 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    import os
+    from pathlib import Path
+
+    from icml26.dashboards.app import report
+
+    os.environ.setdefault("ICML26_SCALE", "quick")
+    out = Path(args.out)
+    pages = report.build(out, args.papers or None)
+    for p in pages:
+        print(f"{p.slug:18s} {'ok' if p.ok else 'FAILED':6s} {p.seconds:6.1f} s  "
+              f"{p.held or p.error[:100]}", file=sys.stderr)
+    print(f"report: {out / 'index.html'}", file=sys.stderr)
+    return 1 if any(not p.ok for p in pages) else 0
+
+
 def _list(args: argparse.Namespace) -> int:
     for p in papers.PAPERS:
         print(f"{p.slug:18s} {p.status:11s} {p.arxiv or '-':11s} {p.title}")
@@ -83,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=5006)
     s.add_argument("--show", action="store_true", help="open a browser")
     s.set_defaults(func=_serve)
+    r = sub.add_parser("report", help="execute the notebooks and write a static site (offline)")
+    r.add_argument("--out", default="site", help="folder of the site (default: site)")
+    r.add_argument("--papers", nargs="*", help="papers to include (default: every built one)")
+    r.set_defaults(func=_report)
     ls = sub.add_parser("list", help="list the 19 papers and their status")
     ls.set_defaults(func=_list)
     return parser

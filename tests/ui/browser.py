@@ -239,7 +239,9 @@ PLOTS_JS = """() => {
   for (const view of Bokeh.index.all_views()) {
     const m = view.model;
     if (!(m && 'x_range' in m && 'renderers' in m) || !view.el.isConnected) continue;
-    const box = view.el.getBoundingClientRect();
+    const r0 = view.el.getBoundingClientRect();  // page coordinates (the page may scroll)
+    const box = {x: r0.x + window.scrollX, y: r0.y + window.scrollY, width: r0.width,
+                 height: r0.height};
     const f = view.frame ? view.frame.bbox : {x: 0, y: 0, width: 0, height: 0};
     const title = m.title == null ? '' : (typeof m.title === 'string' ? m.title : m.title.text);
     const renderers = [];
@@ -303,7 +305,8 @@ def figure_problems(page, where: str) -> list[str]:
             problems.append(f"{name} has no glyph with data")
             continue
         # inset: the axis lines and ticks sit on the frame's edge
-        share = ink_share(page.screenshot(clip={"x": x + FRAME_INSET, "y": y + FRAME_INSET,
+        share = ink_share(page.screenshot(full_page=True, clip={
+                                                "x": x + FRAME_INSET, "y": y + FRAME_INSET,
                                                 "width": w - 2 * FRAME_INSET,
                                                 "height": h - 2 * FRAME_INSET}))
         if share < MIN_INK:

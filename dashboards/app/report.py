@@ -1,0 +1,186 @@
+"""``icml26 report``: a static site of every built paper's notebook, readable offline.
+
+Each notebook is executed at quick scale through the Jupyter machinery (nbclient, the shared
+``ICML26_CACHE``) and converted to HTML (nbconvert's ``basic`` template inside our own page,
+so no require.js or MathJax from a CDN). The notebooks load BokehJS, HoloViews and Panel
+inline, so the plots stay interactive from ``file://``; the few stylesheets Panel's layouts
+reference on its CDN are copied next to the pages and the links rewritten; equations are
+typeset with the KaTeX that ships inside Panel's wheel. The live explorer cell needs a server:
+its output is replaced by a note saying how to run it. A notebook that fails does not stop
+the others: its page shows the error and the index marks it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml26 import claims as ledger
+from icml26 import papers
+
+PANEL_CDN = re.compile(r"https://cdn\.holoviz\.org/panel/[^/]+/dist/([^\"')?\s]+)(\?v=[^\"')\s]*)?")
+EXPLORER_CELL = re.compile(r"^\s*(\w+\.)?Explorer\(", re.M)
+CELL_TIMEOUT_S = 900
+
+#: what our pages add to nbconvert's "lab" page: KaTeX from Panel's wheel, a link home
+HEAD = """<link rel="stylesheet" href="static/katex/katex.min.css">
+<script src="static/katex/katex.min.js"></script>
+<script src="static/katex/contrib/auto-render.min.js"></script>
+<script>document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body,
+  {delimiters: [{left: "$$", right: "$$", display: true},
+                {left: "$", right: "$", display: false}], throwOnError: false}));</script>
+<style>.failed { color: #b00; } .note { background: #eef5ff; padding: .6em; }
+ body { max-width: 1300px; margin: 1em auto; } table { border-collapse: collapse; }
+ td, th { border: 1px solid #ddd; padding: 2px 8px; }</style>
+"""
+#: script tags that load from a CDN (require.js, MathJax, the widget manager): not needed here
+CDN_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.S)
+MATHJAX_CONFIG = re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S)
+
+
+def page(title: str, body: str) -> str:
+    """A plain page of ours (the index, a failed notebook)."""
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title>{HEAD}</head><body>{body}</body></html>")
+
+
+@dataclass
+class PaperPage:
+    slug: str
+    ok: bool
+    seconds: float
+    error: str = ""
+    held: str = ""
+
+
+def _panel_dist() -> Path:
+    import panel
+
+    return Path(panel.__file__).parent / "dist"
+
+
+def _copy_static(out: Path, used: set[str]) -> None:
+    """KaTeX and the Panel stylesheets the pages link to, next to the pages."""
+    dist = _panel_dist()
+    katex = next((dist / "bundled" / "katex").glob("katex@*/dist"))
+    shutil.copytree(katex, out / "static" / "katex", dirs_exist_ok=True)
+    for rel in used:
+        src = dist / rel
+        if src.is_file():
+            dst = out / "static" / "panel" / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+
+
+def execute(slug: str):
+    """The paper's notebook, executed at quick scale (raises on a failing cell)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(papers.get(slug).notebook)
+    if not path.is_absolute():
+        path = Path(__file__).resolve().parents[2] / path
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+def _explorer_note(nb, slug: str) -> None:
+    import nbformat
+
+    note = (f'<p class="note">The live explorer needs a running server: '
+            f"<code>icml26 serve</code>, then open <code>http://127.0.0.1:5006/{slug}</code>."
+            f"</p>")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and EXPLORER_CELL.search(cell.source):
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": note})]
+
+
+def to_html(nb, title: str) -> tuple[str, set[str]]:
+    """nbconvert's "lab" page without its CDN scripts, Panel's stylesheets local, KaTeX."""
+    from nbconvert import HTMLExporter
+
+    text, _ = HTMLExporter(template_name="lab").from_notebook_node(
+        nb, resources={"metadata": {"name": title}})
+    text = MATHJAX_CONFIG.sub("", CDN_SCRIPT.sub("", text))
+    used = {m.group(1) for m in PANEL_CDN.finditer(text)}
+    text = PANEL_CDN.sub(lambda m: f"static/panel/{m.group(1)}", text)
+    home = '<p><a href="index.html">&larr; all papers</a></p>'
+    text = text.replace("</head>", HEAD + "</head>", 1)
+    text = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + home, text, count=1)
+    return text, used
+
+
+def build(out: Path, slugs: list[str] | None = None, progress: bool = True) -> list[PaperPage]:
+    """Write ``out/index.html`` and one page per built paper; returns what happened."""
+    import nbformat
+    from tqdm.auto import tqdm
+
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = [papers.get(s) for s in slugs] if slugs else papers.built()
+    pages, used = [], set()
+    for paper in tqdm(chosen, desc="notebooks", disable=not progress):
+        start = time.perf_counter()
+        try:
+            nb = execute(paper.slug)
+            _explorer_note(nb, paper.slug)
+            nbformat.write(nb, out / f"{paper.slug}.ipynb")  # the executed notebook too
+            text_page, refs = to_html(nb, paper.title)
+            used |= refs
+            result = PaperPage(paper.slug, True, time.perf_counter() - start)
+        except Exception as e:  # noqa: BLE001 - one failed notebook must not stop the others
+            text = f"{type(e).__name__}: {e}"
+            text_page = page(paper.title, (
+                f"<p><a href='index.html'>&larr; all papers</a></p>"
+                f"<h1>{html.escape(paper.title)}</h1><p class='failed'>The notebook failed:"
+                f"</p><pre>{html.escape(text[-5000:])}</pre>"))
+            result = PaperPage(paper.slug, False, time.perf_counter() - start, error=text)
+        if result.ok:
+            result.held = _held(paper)
+        (out / f"{paper.slug}.html").write_text(text_page)
+        pages.append(result)
+    _copy_static(out, used)
+    (out / "index.html").write_text(index_page(pages))
+    return pages
+
+
+def _held(paper) -> str:
+    """Expected claims held at seed 0 (the notebook filled the cache, so this is fast)."""
+    try:
+        found = paper.claims(seed=0)
+    except Exception as e:  # noqa: BLE001
+        return f"claims failed: {type(e).__name__}"
+    expected = [c for c in found if c.expected]
+    return (f"{sum(c.holds for c in expected)}/{len(expected)} expected claims hold "
+            f"({len(ledger.unexpected_failures(found))} unexpected failures)")
+
+
+def index_page(pages: list[PaperPage]) -> str:
+    from importlib.metadata import version
+
+    done = {p.slug: p for p in pages}
+    rows = []
+    for paper in papers.PAPERS:
+        page = done.get(paper.slug)
+        if page is None:
+            link, result = html.escape(paper.slug), "—"
+        elif page.ok:
+            link = f'<a href="{paper.slug}.html">{paper.slug}</a>'
+            result = f"{html.escape(page.held)}; notebook {page.seconds:.0f} s"
+        else:
+            link = f'<a href="{paper.slug}.html">{paper.slug}</a>'
+            result = f'<span class="failed">notebook failed: {html.escape(page.error[:120])}</span>'
+        rows.append(f"<tr><td>{link}</td><td>{html.escape(paper.title)}</td>"
+                    f"<td>{paper.status}</td><td>{result}</td></tr>")
+    body = (f"<h1>icml26: ICML 2026 papers, reproduced small</h1><p>Version "
+            f"{version('icml26')}, built {datetime.date.today().isoformat()}. Each page is the "
+            f"paper's notebook executed at quick scale; claims at seed 0.</p><table><tr>"
+            f"<th>paper</th><th>title</th><th>status</th><th>result</th></tr>"
+            + "".join(rows) + "</table>")
+    return page("icml26 report", body)

@@ -1,0 +1,64 @@
+"""The static report (``icml26 report``) from ``file://`` in Chromium, with no network: the
+index lists every paper, and every page of a built paper draws every plot, with no console
+error and no request leaving the file system. The test command builds the report after the
+other tests (warm cache) and points ``ICML26_REPORT`` at it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from browser import block_network, figure_problems
+
+from icml26 import papers
+
+pytestmark = pytest.mark.ui
+
+SITE = os.environ.get("ICML26_REPORT", "")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    if not SITE or not (Path(SITE) / "index.html").exists():
+        if IN_CI:
+            pytest.fail("ICML26_REPORT must point at a built report (tests/run.sh builds it)")
+        pytest.skip("no report: icml26 report --out site, then ICML26_REPORT=site pytest ...")
+    return Path(SITE).resolve()
+
+
+@pytest.fixture
+def offline(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blocked = block_network(context)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    yield page, blocked, errors
+    context.close()
+
+
+def test_index_lists_every_paper(site, offline):
+    page, blocked, errors = offline
+    page.goto((site / "index.html").as_uri())
+    text = page.inner_text("body")
+    for p in papers.PAPERS:
+        assert p.slug in text, p.slug
+    assert "notebook failed" not in text
+    assert not blocked and not errors, (blocked, errors)
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
+def test_every_plot_of_a_paper_page_draws_offline(site, offline, slug):
+    page, blocked, errors = offline
+    page.goto((site / f"{slug}.html").as_uri())
+    page.wait_for_function("() => window.Bokeh && [...Bokeh.index.all_views()].length > 0",
+                           timeout=60_000)
+    time.sleep(1.0)  # let every embedded document render
+    problems = figure_problems(page, slug)
+    assert not problems, "\n".join(problems)
+    assert not blocked, f"requests left the file system: {blocked[:5]}"
+    assert not errors, errors
