@@ -134,7 +134,8 @@ def _scatter_claims(cfg: TPVConfig, points: pd.DataFrame, add) -> None:
         + ", ".join(f"{p} {v:.3f}" for p, v in rho.items())
         + "; with TPV_test: " + ", ".join(f"{p} {v:.3f}" for p, v in rho_test.items())
         + f". Threshold 0.7 set from the abstract's 'correlates well' before measuring. Loss "
-        f"increase: {cfg.loss_pairs} antithetic pairs w* +- du per point on the test set, du "
+        f"increase: {cfg.loss_pairs} antithetic pairs w* +- du per point on the first "
+        f"{cfg.loss_inputs} test inputs, du "
         "drawn from each trace form's C (uniform dither; Gaussian with the Gauss-Newton SGD "
         "covariance, not SGD iterates; the linearised ridge refit, not GD refits). Not "
         "expected: quantization falls to 0.647 on seed 3 (0.73-0.86 on seeds 0-2, 4). On "
