@@ -37,7 +37,7 @@ from icml26.function_vectors.training import TrainConfig, train_model
 PAPER = "function_vectors"
 CACHE_VERSION = 2  # 2: joint AIE, zero-shot context control, shipped weights per seed
 DATA = Path(__file__).resolve().parents[1] / "data"
-SHIPPED_SEEDS = (0, 1, 2, 3, 4)  # benchmarks/function_vectors_ship_weights.py writes them
+SHIPPED_SEEDS = tuple(range(7))  # benchmarks/function_vectors_ship_weights.py writes them
 
 
 # --------------------------------------------------------------------------- config
