@@ -52,8 +52,13 @@ class PandaExplorer(ExplorerBase):
     anneal = param.Number(0.2, bounds=(0.0, 1.0), step=0.05,
                           doc="Final fraction of the run over which the step sizes decay "
                               "linearly to 1% (ours; 0 = constant).")
-    iterations = param.Integer(1000, bounds=(100, 4000), step=100,
-                               doc="PANDA iterations (quick scale 1000; spec probe 6000).")
+    iterations = param.Integer(lib.config_for("quick").panda.iterations, bounds=(100, 12000),
+                               step=100, doc="PANDA iterations from a cold start (quick scale: "
+                                             "the spec probe's 6000); the related baselines "
+                                             "run at PANDA's budget of oracle calls.")
+    warm_start = param.Boolean(False, doc="Warm start (NOT the paper's method): the lower "
+                                          "level starts at the exact saddle point of x0 "
+                                          "(Newton with analytic second-order Jacobians).")
     baseline_lr = param.Number(0.02, bounds=(0.002, 0.1), step=0.002,
                                doc="Adam step size on x of the ignore / unrolled baselines.")
     unrolled_steps = param.Integer(5, bounds=(1, 20),
@@ -68,7 +73,7 @@ class PandaExplorer(ExplorerBase):
     run = param.Event(doc="Solve the landscape, run the methods (cached on disk).")
 
     _SETTINGS = ("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost", "rho0",
-                 "rho_growth", "lr", "lr_x", "anneal", "iterations", "baseline_lr",
+                 "rho_growth", "lr", "lr_x", "anneal", "iterations", "warm_start", "baseline_lr",
                  "unrolled_steps", "methods", "grid", "seed")
 
     def __init__(self, **params):
@@ -90,7 +95,8 @@ class PandaExplorer(ExplorerBase):
                                target=self.target),
             panda=lib.PandaConfig(iterations=self.iterations, lr=self.lr, lr_x=self.lr_x,
                                  rho0=self.rho0, rho_growth=self.rho_growth,
-                                 anneal=self.anneal, record_every=max(1, self.iterations // 100)),
+                                 anneal=self.anneal, warm_start=self.warm_start,
+                                 record_every=max(1, self.iterations // 100)),
             baselines=lib.BaselineConfig(lr=self.baseline_lr, unrolled_steps=self.unrolled_steps),
             oracle=lib.OracleConfig(grid=self.grid), methods=methods)
         return cfg.validate()

@@ -230,8 +230,21 @@ def test_panda_step_is_first_order_and_unrolled_is_not():
         pd.panda(g, pd.PandaConfig(iterations=3))
     assert not det.fired, det.counts()
     with pd.SecondOrderDetector() as det:
-        pd.unrolled_gda(g, pd.BaselineConfig(unrolled_iterations=1, unrolled_steps=2))
+        pd.unrolled_gda(g, pd.BaselineConfig(unrolled_steps=2), budget=4)
     assert det.fired and det.ops > 0
+
+
+def test_detector_counts_exact_lower_level_solves():
+    """Newton with analytic Jacobians runs under no_grad (autograd sees nothing): the
+    detector counts the solver calls themselves, e.g. a hidden warm start."""
+    g = game(0)
+    with pd.SecondOrderDetector(dispatch=False) as det:
+        pd.solve_equilibrium(g, torch.zeros(1, 2, dtype=DT))
+    assert det.fired and det.exact_solves == 1 and det.analytic_jacobians >= 1
+    assert det.ops == det.saved == det.create_graph_calls == 0
+    with pd.SecondOrderDetector(dispatch=False) as warm:
+        pd.panda(g, pd.PandaConfig(iterations=2, warm_start=True))
+    assert warm.fired and warm.exact_solves == 1
 
 
 # ------------------------------------------------------------------ methods (short runs)
@@ -241,6 +254,62 @@ def test_panda_decreases_the_penalised_gap_and_records():
     assert tr.iteration == [0, 20, 40, 60] and len(tr.x) == 4
     assert tr.ni[-1] < tr.ni[0]
     assert tr.rho == pytest.approx([1.0, 1.2, 1.4, 1.6])
+
+
+def test_panda_starts_cold_by_default():
+    """The paper's method: x0 = 0 and uniform policies, so the first recorded NI gap is the
+    one of the uniform pair at x = 0 (a warm start would record ~0)."""
+    g = game(0)
+    tr = pd.panda(g, pd.PandaConfig(iterations=2))
+    uniform = torch.full((1, 3, 3), 1 / 3, dtype=DT)
+    cold = float(pd.ni_gap(g, torch.zeros(1, 2, dtype=DT), uniform, uniform)[0])
+    assert tr.x[0] == [0.0, 0.0] and tr.ni[0] == pytest.approx(cold, rel=1e-9) and cold > 1
+    warm = pd.panda(g, pd.PandaConfig(iterations=2, warm_start=True))
+    assert warm.ni[0] < 1e-9
+
+
+def test_panda_counts_its_oracle_calls():
+    """Two Danskin evaluations per iteration plus one per policy-iteration step of each best
+    response (>= 1 each): between 4 and 4 + 2 * max_iter calls per iteration."""
+    tr = pd.panda(game(0), pd.PandaConfig(iterations=20, record_every=10))
+    assert tr.calls[0] >= 4 and all(b > a for a, b in zip(tr.calls, tr.calls[1:]))
+    assert 4 * 21 <= tr.calls[-1] <= 40 * 21
+
+
+@pytest.mark.parametrize("method", ["unrolled", "implicit"])
+def test_related_baselines_start_where_panda_starts_and_stop_at_the_budget(method):
+    g = game(0)
+    cfg = pd.BaselineConfig(unrolled_steps=2, implicit_inner_steps=2, implicit_solver_steps=3,
+                            records=4)
+    run = {"unrolled": pd.unrolled_gda, "implicit": pd.implicit_aid}[method]
+    tr = run(g, cfg, budget=50)
+    cost = cfg.step_cost(method)
+    assert tr.calls[-1] <= 50 < tr.calls[-1] + cost and tr.calls[-1] % cost == 0
+    ours = pd.panda(g, pd.PandaConfig(iterations=1))
+    assert tr.x[0] == ours.x[0] == [0.0, 0.0] and tr.ni[0] == pytest.approx(ours.ni[0])
+    assert tr.x[-1] != tr.x[0]  # x moves: the hypergradient is not 2 lam x = 0 at x0 = 0
+
+
+def test_minres_solves_singular_indefinite_systems():
+    """A symmetric indefinite matrix with a null space (like the logit Hessian at a saddle,
+    singular along softmax shifts): MINRES from 0 gives the min-norm solution."""
+    gen = torch.Generator().manual_seed(0)
+    q, _ = torch.linalg.qr(torch.randn(8, 8, generator=gen, dtype=DT))
+    A = q @ torch.diag(torch.tensor([3.0, -2.0, 1.5, -1.0, 0.7, -0.5, 0.0, 0.0], dtype=DT)) @ q.T
+    b = A @ torch.randn(8, generator=gen, dtype=DT)
+    w = pd.minres(lambda v: A @ v, b, 8)
+    torch.testing.assert_close(w, torch.linalg.pinv(A) @ b, rtol=0, atol=1e-10)
+
+
+def test_aid_hypergradient_is_exact_at_the_saddle_point():
+    """At the exact saddle point and with enough MINRES steps the implicit baseline's
+    hypergradient (autograd Hessian-vector products) equals the analytic IFT one."""
+    g = game(0)
+    x = torch.tensor([[-1.0, 0.6]], dtype=DT)
+    eq = pd.solve_equilibrium(g, x)
+    zp, zn = eq.z[:, :9].reshape(1, 3, 3), eq.z[:, 9:].reshape(1, 3, 3)
+    got = pd.aid_hypergradient(g, x, zp, zn, solver_steps=30)
+    torch.testing.assert_close(got, pd.hypergradient(g, x, eq), rtol=0, atol=1e-9)
 
 
 def test_ignore_response_never_moves_from_zero():
@@ -265,12 +334,16 @@ def test_ignore_response_never_moves_from_zero():
     lambda: pd.PandaConfig(lr=0.0).validate(),
     lambda: pd.PandaConfig(rho_growth=-0.1).validate(),
     lambda: pd.PandaConfig(inner="exact").validate(),
+    lambda: pd.BaselineConfig(inner_step_size=0.0).validate(),
+    lambda: pd.BaselineConfig(implicit_solver_steps=0).validate(),
+    lambda: pd.unrolled_gda(game(0), budget=0),
     lambda: pd.config_for("huge"),
     lambda: pd.landscape(pd.make_game(pd.GameConfig(n_features=3), 0), 1.0),
     lambda: pd.ExperimentConfig(game=pd.GameConfig(incentive_cost=0.0)).validate(),
 ], ids=["tau_zero", "tau_negative", "gamma_one", "gamma_negative", "no_max_actions",
         "no_min_actions", "no_states", "bad_target", "negative_cost", "make_game_checks",
-        "x_shape", "bad_player", "lr_zero", "rho_shrinking", "bad_inner", "bad_scale",
+        "x_shape", "bad_player", "lr_zero", "rho_shrinking", "bad_inner", "gda_step_zero",
+        "no_solver_steps", "no_budget", "bad_scale",
         "landscape_needs_2d", "oracle_needs_cost"])
 def test_bad_input_raises(bad):
     with pytest.raises(ValueError):
@@ -278,15 +351,16 @@ def test_bad_input_raises(bad):
 
 
 # ------------------------------------------------------------------ mutation tests + claims
-def _light(**panda_changes) -> pd.ExperimentConfig:
-    """The quick config with PANDA mutated and the (here irrelevant) baselines and oracle
-    shrunk: only the mutated claim is asserted."""
+def _light(oracle: pd.OracleConfig | None = None, methods=("panda",),
+           **panda_changes) -> pd.ExperimentConfig:
+    """The quick config with PANDA mutated, the baselines that the mutated claim does not
+    need skipped and the references (and by default the oracle) shrunk."""
     base = pd.config_for("quick")
     return dataclasses.replace(
         base, panda=dataclasses.replace(base.panda, **panda_changes),
-        baselines=pd.BaselineConfig(ignore_iterations=1, unrolled_iterations=1,
-                                    unrolled_steps=1, implicit_iterations=1),
-        oracle=pd.OracleConfig(grid=5, keep=1, rounds=1), detector_window=2)
+        baselines=pd.BaselineConfig(ignore_iterations=1, exact_iterations=1),
+        oracle=oracle or pd.OracleConfig(grid=5, keep=1, rounds=1), detector_window=2,
+        methods=methods)
 
 
 def _claim(claims, name):
@@ -301,6 +375,43 @@ def test_mutation_frozen_penalty_leaves_a_visible_ni_gap():
                    "panda_equilibrium")
     assert not claim.holds and claim.measured > 1e-4, claim
     assert _claim(pd.claims(0), "panda_equilibrium").holds
+
+
+@pytest.mark.slow
+def test_mutation_hidden_warm_start_is_detected():
+    """Starting the lower level at the exact saddle point of x0 (one Shapley + Newton solve
+    with analytic Jacobians, under no_grad) is not first order: first_order_only fails."""
+    claims = pd.claims_for(_light(warm_start=True, iterations=5), seed=0, cache=False)
+    claim = _claim(claims, "first_order_only")
+    assert not claim.holds and claim.measured >= 1 and "exact lower-level solves: 1" in claim.note
+    assert "NOT the paper's method" in _claim(claims, "panda_optimal").note
+
+
+@pytest.mark.slow
+def test_mutation_too_few_steps_from_a_cold_start_fail():
+    """The quick-scale budget is what a cold start needs: with 1000 steps (the old warm-start
+    budget) both binding claims fail against the exact oracle."""
+    quick = pd.config_for("quick")
+    claims = pd.claims_for(_light(oracle=quick.oracle, iterations=1000, record_every=100),
+                           seed=0, cache=False)
+    optimal, equilibrium = _claim(claims, "panda_optimal"), _claim(claims, "panda_equilibrium")
+    assert not optimal.holds and optimal.measured > 0.1, optimal
+    assert not equilibrium.holds and equilibrium.measured > 1e-3, equilibrium
+
+
+@pytest.mark.slow
+def test_mutation_panda_replaced_by_a_baseline_does_not_beat_the_baselines(monkeypatch):
+    """With the implicit baseline run in PANDA's place (same start, its own budget) the
+    comparison is a tie with itself: beats_related_baselines fails."""
+    experiments = importlib.import_module("icml26.panda.experiments")
+
+    def imposter(game, cfg, x0=None, progress=None):
+        return pd.implicit_aid(game, pd.BaselineConfig(), budget=400, x0=x0)
+
+    monkeypatch.setattr(experiments, "panda", imposter)
+    claims = pd.claims_for(_light(methods=pd.METHODS), seed=0, cache=False)
+    claim = _claim(claims, "beats_related_baselines")
+    assert claim.measured <= 1.0 and not claim.holds, claim
 
 
 @pytest.mark.slow
@@ -329,10 +440,9 @@ def test_failed_computation_gives_nan_claims(monkeypatch):
 def test_expected_claims_hold(seed):
     claims = pd.claims(seed)
     names = {c.name for c in claims}
-    assert {"panda_optimal", "panda_equilibrium", "ignoring_response_fails",
-            "first_order_only"} <= names
-    binding = [c for c in claims if c.name in ("panda_optimal", "panda_equilibrium",
-                                                "ignoring_response_fails", "first_order_only")]
+    binding = {"panda_optimal", "panda_equilibrium", "first_order_only"}
+    assert binding | {"beats_related_baselines"} <= names
+    binding = [c for c in claims if c.name in binding]
     assert all(c.expected for c in binding)
     broken = [c for c in claims if c.expected and not c.holds]
     assert not broken, broken
@@ -340,15 +450,22 @@ def test_expected_claims_hold(seed):
 
 @pytest.mark.slow
 def test_figure_data_from_the_cached_experiment():
-    exp = pd.experiment(pd.config_for("quick"), 0)
+    cfg = pd.config_for("quick")
+    exp = pd.experiment(cfg, 0)
     conv = pd.figure_convergence_data(exp)
     assert {r["method"] for r in conv["rows"]} == set(pd.METHODS)
     assert all(math.isfinite(r["phi"]) and r["phi"] >= conv["phi_star"] - 1e-12
                for r in conv["rows"])
     ni = pd.figure_ni_data(exp)
-    assert all(r["ni"] > 0 for r in ni["rows"]) and ni["rows"][-1]["rho"] == pytest.approx(11.0)
+    final_rho = cfg.panda.rho0 + cfg.panda.rho_growth * cfg.panda.iterations
+    assert all(r["ni"] > 0 for r in ni["rows"])
+    assert ni["rows"][-1]["rho"] == pytest.approx(final_rho)
+    # equal budgets: every related baseline stops within one outer step of PANDA's calls
+    for name in pd.RELATED:
+        last = ni[name][-1]["calls"]
+        assert exp["budget"] - cfg.baselines.step_cost(name) < last <= exp["budget"]
     land = pd.figure_landscape_data(exp)
     phi = torch.tensor(land["phi"])
-    assert phi.shape == (33, 33) and torch.isfinite(phi).all()
+    assert phi.shape == (cfg.oracle.grid,) * 2 and torch.isfinite(phi).all()
     assert float(phi.min()) >= exp["phi_star"] - 1e-12
     assert set(land["paths"]) == set(pd.METHODS)

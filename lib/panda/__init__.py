@@ -34,21 +34,26 @@ evaluation by a linear solve, improvement by the soft Bellman backup of
 ``(x, pi, nu)`` for the penalised problem ``f + rho_k NI`` with ``rho_k = rho0 + growth * k``;
 the gradient of NI is taken by Danskin's theorem at the current best responses (held fixed),
 so no hypergradient and no second-order derivative is ever formed.  The schedule constants
-of the paper are not public: ``rho_k = 1 + 0.01 k`` with Adam(0.02) comes from the spec's
-probe.  Baselines: ignore-the-response (the partial gradient ``d f / d x`` with the players'
-response treated as fixed), unrolled descent-ascent differentiated through ``K`` steps
-(second order, ``create_graph=True``), implicit differentiation at the exact equilibrium
-(the hypergradient oracle), and brute force on a grid + zoom refinement for ``Phi*``.
+of the paper are not public: ``rho_k = 1 + 0.01 k`` with Adam(0.02) for 6000 steps from a cold
+start (x0 = 0, uniform policies) comes from the spec's probe.
+
+Baselines, compared with PANDA at equal first-order oracle calls from the same start (the
+abstract's "closely related baselines"): unrolled descent-ascent differentiated through ``K``
+GDA steps (second order, ``create_graph=True``) and approximate implicit differentiation (GDA
+steps, then MINRES on Hessian-vector products). References: ignore-the-response (the partial
+gradient ``d f / d x``, which is 0 at x0 = 0), implicit differentiation at the exact
+equilibrium (Newton with analytic Jacobians), and brute force on a grid + zoom for ``Phi*``.
 
 Reconstructed (ours, not the paper's): the instance family (reachable targets: the saddle
-point at a hidden incentive of norm 2.5), the target-steering objective, the warm start of
-the lower level at x0 and the final step-size anneal of PANDA, the Shapley + Newton solver
-of the exact equilibrium, the soft-policy-iteration best responses, the second-order-graph
-detector.
+point at a hidden incentive of norm 2.5), the target-steering objective, the final step-size
+anneal, the Shapley + Newton solver of the exact equilibrium (evaluation and references only),
+the soft-policy-iteration best responses on the known model (the paper samples policy
+gradients), the baselines' step sizes and the oracle-call accounting, the detector.
 
 Package layout (one idea per module): :mod:`~icml26.panda.game` (the game, values, soft best
 responses, NI gap, ``f``), :mod:`~icml26.panda.equilibrium` (the exact saddle point, ``Phi``,
-the landscape, the instances), :mod:`~icml26.panda.methods` (PANDA and the baselines),
+the landscape, the instances), :mod:`~icml26.panda.methods` (PANDA, the trace, oracle calls),
+:mod:`~icml26.panda.baselines` (the related baselines and the references),
 :mod:`~icml26.panda.detector` (the second-order detector), :mod:`~icml26.panda.oracle`
 (brute-force ``Phi*``), :mod:`~icml26.panda.experiments` (configs, one seed's run, figure
 data), :mod:`~icml26.panda.claims` (the claims).
@@ -56,9 +61,21 @@ data), :mod:`~icml26.panda.claims` (the claims).
 
 from __future__ import annotations
 
-from icml26.panda.claims import claims, claims_for
+from icml26.panda.baselines import (
+    BaselineConfig,
+    aid_hypergradient,
+    gda_steps,
+    hypergradient,
+    ignore_response,
+    implicit_aid,
+    implicit_oracle,
+    minres,
+    unrolled_gda,
+)
+from icml26.panda.claims import SPECS, baseline_comparison, claims, claims_for, gaps
 from icml26.panda.detector import SecondOrderDetector
 from icml26.panda.equilibrium import (
+    EXACT_CALLS,
     Equilibrium,
     jacobians,
     jacobians_autograd,
@@ -74,6 +91,7 @@ from icml26.panda.experiments import (
     METHOD_LABELS,
     METHODS,
     PAPER,
+    RELATED,
     SCALES,
     ExperimentConfig,
     config_for,
@@ -97,27 +115,18 @@ from icml26.panda.game import (
     reward,
     upper_objective,
 )
-from icml26.panda.methods import (
-    BaselineConfig,
-    PandaConfig,
-    Trace,
-    evaluate,
-    hypergradient,
-    ignore_response,
-    implicit_oracle,
-    panda,
-    unrolled_gda,
-)
+from icml26.panda.methods import PandaConfig, Trace, anneal_factor, evaluate, panda
 from icml26.panda.oracle import OracleConfig, brute_force
 
 __all__ = [
-    "DTYPE", "TARGETS", "BestResponse", "GameConfig", "MarkovGame", "backup", "best_response",
-    "ni_gap", "policies", "policy_value", "reward", "upper_objective", "Equilibrium",
-    "jacobians", "jacobians_autograd", "landscape", "make_game", "phi", "phi_radius",
-    "residual", "solve_equilibrium", "BaselineConfig", "PandaConfig", "SecondOrderDetector",
-    "Trace", "evaluate", "hypergradient", "ignore_response", "implicit_oracle", "panda",
-    "unrolled_gda", "OracleConfig", "brute_force", "ExperimentConfig", "SCALES",
-    "MATRIX_GAME", "config_for", "run_experiment", "experiment", "figure_convergence_data",
-    "figure_ni_data", "figure_landscape_data", "claims", "claims_for", "PAPER", "METHODS",
-    "METHOD_LABELS",
+    "BaselineConfig", "aid_hypergradient", "gda_steps", "hypergradient", "ignore_response",
+    "implicit_aid", "implicit_oracle", "minres", "unrolled_gda", "Equilibrium", "EXACT_CALLS",
+    "jacobians", "jacobians_autograd", "landscape", "make_game", "phi", "phi_radius", "residual",
+    "solve_equilibrium", "MATRIX_GAME", "METHOD_LABELS", "METHODS", "PAPER", "SCALES",
+    "ExperimentConfig", "config_for", "experiment", "figure_convergence_data",
+    "figure_landscape_data", "figure_ni_data", "run_experiment", "DTYPE", "TARGETS",
+    "BestResponse", "GameConfig", "MarkovGame", "backup", "best_response", "ni_gap", "policies",
+    "policy_value", "reward", "upper_objective", "claims", "claims_for", "SPECS",
+    "baseline_comparison", "gaps", "RELATED", "SecondOrderDetector", "PandaConfig", "Trace",
+    "anneal_factor", "evaluate", "panda", "OracleConfig", "brute_force",
 ]

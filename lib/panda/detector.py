@@ -1,4 +1,5 @@
-"""PANDA's second-order detector: autograd graphs built during a backward pass."""
+"""PANDA's second-order detector: autograd graphs built during a backward pass, and calls of
+the exact lower-level solver (second-order Jacobians computed outside autograd)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ import inspect
 
 import torch
 
+from icml26.panda.equilibrium import EXACT_CALLS
+
 
 class SecondOrderDetector:
-    """Detects autograd graphs built *during* a backward pass (i.e. second-order graphs).
+    """Detects second-order work: autograd graphs built *during* a backward pass, and the
+    exact lower-level solver, whose Newton steps use analytic second-order Jacobians under
+    ``no_grad`` (invisible to autograd: e.g. a warm start of the lower level at the exact
+    saddle point, or an implicit hypergradient).
 
-    Three independent signals, all counted while the context is active:
+    Five signals, all counted while the context is active:
 
     * ``ops`` (with ``dispatch=True``): every ATen op the autograd engine runs inside a
       backward node (``torch._C._current_autograd_node() is not None``) while grad mode is
@@ -20,7 +26,10 @@ class SecondOrderDetector:
     * ``saved``: tensors saved for a *new* backward node while a backward node runs
       (``saved_tensors_hooks``): the nodes of the second-order graph itself;
     * ``create_graph_calls``: calls of ``torch.autograd.grad`` / ``backward`` with
-      ``create_graph=True`` (the spec's wrapper).
+      ``create_graph=True`` (the spec's wrapper);
+    * ``exact_solves`` / ``analytic_jacobians``: calls of
+      :func:`~icml26.panda.equilibrium.solve_equilibrium` and of the analytic Jacobians
+      (counted by :data:`~icml26.panda.equilibrium.EXACT_CALLS`).
 
     ``fired`` is true when any of them is non-zero. A first-order ``loss.backward()`` runs its
     backward ops with grad mode off and saves nothing, so it never fires.
@@ -31,11 +40,14 @@ class SecondOrderDetector:
         self.ops = 0
         self.saved = 0
         self.create_graph_calls = 0
+        self.exact_solves = 0
+        self.analytic_jacobians = 0
         self._stack = []
 
     @property
     def events(self) -> int:
-        return self.ops + self.saved + self.create_graph_calls
+        return (self.ops + self.saved + self.create_graph_calls + self.exact_solves
+                + self.analytic_jacobians)
 
     @property
     def fired(self) -> bool:
@@ -43,7 +55,9 @@ class SecondOrderDetector:
 
     def counts(self) -> dict:
         return {"ops": self.ops, "saved": self.saved,
-                "create_graph_calls": self.create_graph_calls, "events": self.events,
+                "create_graph_calls": self.create_graph_calls,
+                "exact_solves": self.exact_solves, "analytic_jacobians": self.analytic_jacobians,
+                "events": self.events,
                 "dispatch": self.dispatch}
 
     def __enter__(self):
@@ -81,11 +95,14 @@ class SecondOrderDetector:
         hooks.__enter__()
         mode.__enter__()
         torch.autograd.grad, torch.autograd.backward = grad_wrapper, backward_wrapper
-        self._stack = [hooks, mode, grad, backward]
+        self._stack = [hooks, mode, grad, backward,
+                       (EXACT_CALLS.equilibria, EXACT_CALLS.jacobians)]
         return self
 
     def __exit__(self, *exc):
-        hooks, mode, grad, backward = self._stack
+        hooks, mode, grad, backward, (equilibria, jacs) = self._stack
+        self.exact_solves += EXACT_CALLS.equilibria - equilibria
+        self.analytic_jacobians += EXACT_CALLS.jacobians - jacs
         torch.autograd.grad, torch.autograd.backward = grad, backward
         mode.__exit__(*exc)
         hooks.__exit__(*exc)

@@ -30,6 +30,19 @@ from icml26.panda.game import (
 )
 
 
+@dataclass
+class ExactCalls:
+    """How often the exact lower-level machinery ran: the saddle-point solver (Shapley +
+    Newton) and the analytic Jacobians of the equilibrium equations (second-order information,
+    computed under ``no_grad``, so autograd never sees it). The detector reads the deltas."""
+
+    equilibria: int = 0
+    jacobians: int = 0
+
+
+EXACT_CALLS = ExactCalls()
+
+
 def residual(game: MarkovGame, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Equilibrium equations ``G(z, x) = 0`` in logits: ``[B, K], [B, D] -> [B, K]``.
 
@@ -55,6 +68,7 @@ def jacobians(game: MarkovGame, z: torch.Tensor, x: torch.Tensor, wrt_x: bool = 
     entropy terms), ``dpi = (diag pi - pi pi^T) dz_pi``, and ``dQ = gamma P dV``; the blocks
     below are that chain rule written out (checked against autograd in the tests).
     """
+    EXACT_CALLS.jacobians += 1
     tau, gam = game.tau, game.gamma
     s_n, (n, m) = game.n_states, game.n_actions
     bsz = z.shape[0]
@@ -166,6 +180,7 @@ def solve_equilibrium(game: MarkovGame, x, z0: torch.Tensor | None = None, tol: 
     falling back to the cold path.
     """
     x = batch_x(game, x)
+    EXACT_CALLS.equilibria += 1
     with torch.no_grad():
         if z0 is None:
             z = _shapley(game, x, shapley_tol, max_shapley, impl)
@@ -279,7 +294,7 @@ def landscape(game: MarkovGame, box: float | tuple[float, float, float, float], 
 
 # --------------------------------------------------------------------------- instances
 def make_game(cfg: GameConfig | None = None, seed: int = 0, device=None) -> MarkovGame:
-    """Draw an instance from ``torch.Generator().manual_seed(seed)``.
+    """Draw an instance from ``icml26.common.generator(seed)``.
 
     ``r0 ~ N(0, reward_scale^2)``, ``feats ~ N(0, feature_scale^2)``, ``P(.|s,a,b) ~
     Dirichlet(1)``, start distribution uniform. Targets: ``"reachable"`` (default) = the

@@ -9,30 +9,31 @@ from dataclasses import dataclass, replace
 import torch
 
 from icml26 import common
+from icml26.panda.baselines import (
+    BaselineConfig,
+    ignore_response,
+    implicit_aid,
+    implicit_oracle,
+    unrolled_gda,
+)
 from icml26.panda.detector import SecondOrderDetector
 from icml26.panda.equilibrium import make_game, phi
 from icml26.panda.game import DTYPE, GameConfig, ni_gap, policies
-from icml26.panda.methods import (
-    BaselineConfig,
-    PandaConfig,
-    Trace,
-    evaluate,
-    ignore_response,
-    implicit_oracle,
-    panda,
-    unrolled_gda,
-)
+from icml26.panda.methods import PandaConfig, Trace, evaluate, panda
 from icml26.panda.oracle import OracleConfig, brute_force
 
 PAPER = "panda"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: cold-start PANDA, related baselines at its oracle budget
 METHODS = ("panda", "ignore", "unrolled", "implicit")
 METHOD_LABELS = {
     "panda": "PANDA (NI penalty, Danskin)",
-    "ignore": "ignore the response",
+    "ignore": "ignore the response (reference)",
     "unrolled": "unrolled descent-ascent",
-    "implicit": "implicit differentiation (oracle)",
+    "implicit": "implicit differentiation (GDA + MINRES)",
 }
+
+#: The related baselines PANDA is compared with at equal oracle calls (the claim's case set).
+RELATED = ("unrolled", "implicit")
 
 #: The spec probe's matrix game: 4 x 4 actions, tau = 0.3, x in R^2 (S = 1, gamma = 0).
 MATRIX_GAME = GameConfig(n_states=1, n_actions=(4, 4), gamma=0.0)
@@ -42,7 +43,8 @@ MATRIX_GAME = GameConfig(n_states=1, n_actions=(4, 4), gamma=0.0)
 class ExperimentConfig:
     """Everything one seed's experiment needs. Defaults = quick scale (the issue's Markov
     game, S = 3); ``detector_window`` PANDA iterations run under the full detector (its
-    dispatch-mode signal costs ~3x), the whole run under its cheap signals."""
+    dispatch-mode signal costs ~3x), the whole run under its cheap signals; the detector
+    watches ``unrolled_window`` outer steps of the unrolled baseline."""
 
     game: GameConfig = GameConfig()
     panda: PandaConfig = PandaConfig()
@@ -73,11 +75,13 @@ class ExperimentConfig:
 
 SCALES = {
     "quick": ExperimentConfig(),
-    # closer to the spec probe: 6000 PANDA steps, a 41 x 41 oracle grid, longer baselines
+    # longer: 20000 PANDA steps (and the baselines at that budget), deeper unrolling and
+    # linear solves, the spec probe's 41 x 41 oracle grid
     "paper": ExperimentConfig(
-        panda=PandaConfig(iterations=6000, record_every=20),
-        baselines=BaselineConfig(ignore_iterations=300, unrolled_iterations=600,
-                                 unrolled_steps=10, implicit_iterations=400, record_every=10),
+        panda=PandaConfig(iterations=20_000, record_every=200),
+        baselines=BaselineConfig(unrolled_steps=10, implicit_inner_steps=20,
+                                 implicit_solver_steps=20, ignore_iterations=300,
+                                 exact_iterations=400, record_every=10),
         oracle=OracleConfig(grid=41, keep=5, rounds=22)),
 }
 
@@ -90,14 +94,24 @@ def config_for(scale: str) -> ExperimentConfig:
 # --------------------------------------------------------------------------- experiment
 def _trace_dict(tr: Trace) -> dict:
     return {"method": tr.method, "iteration": tr.iteration, "x": tr.x, "ni": tr.ni,
-            "rho": tr.rho, "phi": tr.phi, "seconds": tr.seconds}
+            "rho": tr.rho, "calls": tr.calls, "phi": tr.phi, "seconds": tr.seconds}
+
+
+def final_numbers(game, tr: Trace) -> dict:
+    """The end of a run: ``x``, the true ``Phi(x)``, the exact NI gap of its own (pi, nu)
+    and the oracle calls spent (``Phi`` from :func:`evaluate`)."""
+    x = torch.tensor(tr.x[-1], dtype=DTYPE)
+    pi, nu = policies(game, tr.final_z)
+    return {"x": tr.x[-1], "phi": tr.phi[-1], "ni": float(ni_gap(game, x, pi, nu)[0]),
+            "calls": tr.calls[-1]}
 
 
 def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                    progress: Callable[[str, float], None] | None = None) -> dict:
-    """One seed: the instance, ``Phi*`` by brute force, every method's trace (with the true
-    ``Phi(x_k)``), the exact final NI gaps and the second-order detector counts. Plain data
-    (lists / floats), so it caches and plots without the classes."""
+    """One seed: the instance, ``Phi*`` by brute force, PANDA (cold start), the related
+    baselines at PANDA's budget of oracle calls, the references, every trace with the true
+    ``Phi(x_k)``, the exact final NI gaps and the detector counts. Plain data (lists /
+    floats), so it caches and plots without the classes."""
     cfg.validate()
     report = progress or (lambda stage, frac: None)
     game = make_game(cfg.game, seed)
@@ -110,20 +124,21 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
     with SecondOrderDetector() as det_window:
         panda(game, replace(cfg.panda, iterations=cfg.detector_window))
     with SecondOrderDetector() as det_unrolled:
-        unrolled_gda(game, replace(cfg.baselines, unrolled_iterations=cfg.unrolled_window))
+        unrolled_gda(game, cfg.baselines,
+                     budget=cfg.unrolled_window * cfg.baselines.step_cost("unrolled"))
+    budget = tr_panda.calls[-1]
     traces = {"panda": tr_panda}
-    runners = {"ignore": ignore_response, "unrolled": unrolled_gda, "implicit": implicit_oracle}
+    runners = {"ignore": lambda: ignore_response(game, cfg.baselines),
+               "unrolled": lambda: unrolled_gda(game, cfg.baselines, budget),
+               "implicit": lambda: implicit_aid(game, cfg.baselines, budget)}
     for i, name in enumerate(m for m in METHODS[1:] if m in cfg.methods):
-        report(name, 0.65 + 0.1 * i)
-        traces[name] = runners[name](game, cfg.baselines)
+        report(name, 0.6 + 0.1 * i)
+        traces[name] = runners[name]()
+    report("implicit_exact", 0.9)
+    exact = implicit_oracle(game, cfg.baselines)
     report("evaluate", 0.95)
-    final = {}
-    for name, tr in traces.items():
-        evaluate(game, tr)
-        x = torch.tensor(tr.x[-1], dtype=DTYPE)
-        pi, nu = policies(game, tr.final_z)
-        final[name] = {"x": tr.x[-1], "phi": tr.phi[-1],
-                       "ni": float(ni_gap(game, x, pi, nu)[0])}
+    final = {name: final_numbers(game, evaluate(game, tr)) for name, tr in traces.items()}
+    reference = {"implicit_exact": final_numbers(game, evaluate(game, exact))}
     report("done", 1.0)
     return {
         "seed": seed,
@@ -135,7 +150,7 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                       "phi": land["phi"].tolist(), "max_ni": land["max_ni"],
                       "max_residual": land["max_residual"]},
         "traces": {k: _trace_dict(v) for k, v in traces.items()},
-        "final": final,
+        "final": final, "reference": reference, "budget": budget,
         "detector": {"panda_run": det_run.counts(), "panda_window": det_window.counts(),
                      "unrolled_window": det_unrolled.counts()},
     }
@@ -145,29 +160,34 @@ def experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                progress: Callable[[str, float], None] | None = None) -> dict:
     """:func:`run_experiment` through the on-disk cache (``ICML26_CACHE``)."""
     return common.cached(PAPER, "experiment", cfg, seed, CACHE_VERSION,
-                  lambda: run_experiment(cfg, seed, progress))
+                         lambda: run_experiment(cfg, seed, progress))
 
 
 # --------------------------------------------------------------------------- figures
 def figure_convergence_data(exp: dict) -> dict:
-    """F1: ``Phi(x_k)`` per method and iteration (long format) and the oracle ``Phi*``."""
+    """F1: ``Phi(x_k)`` per method against iteration and oracle calls (long format; the
+    related baselines ran at PANDA's budget of calls) and the oracle ``Phi*``."""
     rows = []
     for name, tr in exp["traces"].items():
-        for k, v in zip(tr["iteration"], tr["phi"]):
+        for k, c, v in zip(tr["iteration"], tr["calls"], tr["phi"]):
             rows.append({"method": name, "label": METHOD_LABELS[name], "iteration": k,
-                         "phi": v, "ratio": v / exp["phi_star"]})
+                         "calls": c, "phi": v, "ratio": v / exp["phi_star"]})
     return {"rows": rows, "phi_star": exp["phi_star"]}
 
 
 def figure_ni_data(exp: dict) -> dict:
-    """F2: PANDA's NI gap and penalty ``rho_k`` against iteration (NI floored at 1e-16 for a
-    log axis), plus the unrolled baseline's NI for contrast (empty when it did not run)."""
+    """F2: PANDA's NI gap and penalty ``rho_k`` against iteration and oracle calls (NI
+    floored at 1e-16 for a log axis), plus each related baseline's NI (``unrolled``,
+    ``implicit``: empty when it did not run)."""
     tr = exp["traces"]["panda"]
-    rows = [{"iteration": k, "ni": max(v, 1e-16), "rho": r}
-            for k, v, r in zip(tr["iteration"], tr["ni"], tr["rho"])]
-    un = exp["traces"].get("unrolled", {"iteration": [], "ni": []})
-    other = [{"iteration": k, "ni": max(v, 1e-16)} for k, v in zip(un["iteration"], un["ni"])]
-    return {"rows": rows, "unrolled": other, "final_ni": exp["final"]["panda"]["ni"]}
+    rows = [{"iteration": k, "calls": c, "ni": max(v, 1e-16), "rho": r}
+            for k, c, v, r in zip(tr["iteration"], tr["calls"], tr["ni"], tr["rho"])]
+    out = {"rows": rows, "final_ni": exp["final"]["panda"]["ni"]}
+    for name in RELATED:
+        b = exp["traces"].get(name, {"iteration": [], "calls": [], "ni": []})
+        out[name] = [{"iteration": k, "calls": c, "ni": max(v, 1e-16)}
+                     for k, c, v in zip(b["iteration"], b["calls"], b["ni"])]
+    return out
 
 
 def figure_landscape_data(exp: dict) -> dict:
