@@ -40,10 +40,11 @@ HEAD = """<link rel="stylesheet" href="static/katex/katex.min.css">
 """
 #: script tags that load from a CDN (require.js, MathJax, the widget manager): not needed here
 CDN_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.S)
+FONT_FACE = re.compile(r"@font-face\{[^}]*\}")
 MATHJAX_CONFIG = re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S)
 
 
-def page(title: str, body: str) -> str:
+def plain_page(title: str, body: str) -> str:
     """A plain page of ours (the index, a failed notebook)."""
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title>{HEAD}</head><body>{body}</body></html>")
@@ -69,6 +70,10 @@ def _copy_static(out: Path, used: set[str]) -> None:
     dist = _panel_dist()
     katex = next((dist / "bundled" / "katex").glob("katex@*/dist"))
     shutil.copytree(katex, out / "static" / "katex", dirs_exist_ok=True)
+    # Panel's wheel ships KaTeX without its font files: typeset with the system's serif
+    # fonts rather than ask for files that are not there
+    css = out / "static" / "katex" / "katex.min.css"
+    css.write_text(FONT_FACE.sub("", css.read_text()))
     for rel in used:
         src = dist / rel
         if src.is_file():
@@ -136,7 +141,7 @@ def build(out: Path, slugs: list[str] | None = None, progress: bool = True) -> l
             result = PaperPage(paper.slug, True, time.perf_counter() - start)
         except Exception as e:  # noqa: BLE001 - one failed notebook must not stop the others
             text = f"{type(e).__name__}: {e}"
-            text_page = page(paper.title, (
+            text_page = plain_page(paper.title, (
                 f"<p><a href='index.html'>&larr; all papers</a></p>"
                 f"<h1>{html.escape(paper.title)}</h1><p class='failed'>The notebook failed:"
                 f"</p><pre>{html.escape(text[-5000:])}</pre>"))
@@ -183,4 +188,4 @@ def index_page(pages: list[PaperPage]) -> str:
             f"paper's notebook executed at quick scale; claims at seed 0.</p><table><tr>"
             f"<th>paper</th><th>title</th><th>status</th><th>result</th></tr>"
             + "".join(rows) + "</table>")
-    return page("icml26 report", body)
+    return plain_page("icml26 report", body)
