@@ -22,7 +22,8 @@ import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app.live import LiveFigures
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
@@ -38,8 +39,10 @@ def shrinkage_plot(rows: list[dict]) -> hv.Overlay:
         curves.append(hv.Curve(pts, "dimension d", "mean ||x_hat|| / ||x||", label=f"K={k}")
                       * hv.Scatter(pts, "dimension d", "mean ||x_hat|| / ||x||"))
     line = hv.HLine(1.0).opts(color="grey", line_dash="dashed")
+    dims = sorted({r["dim"] for r in rows})
     return hv.Overlay([*curves, line]).opts(
         title="k-means reconstructions shrink (one stage)", logx=True,
+        xticks=[(d, str(d)) for d in dims],
         legend_position="bottom_left", responsive=True, min_height=300)
 
 
@@ -47,6 +50,8 @@ def rate_distortion_plot(rows: list[dict], metric: str = "cos") -> hv.Layout:
     """F2: ``metric`` ("cos" or "rel_l2") vs bits per element, one panel per data setting."""
     ylabel = {"cos": "mean cosine", "rel_l2": "relative l2 (squared)",
               "norm_ratio": "mean ||x_hat|| / ||x||"}[metric]
+    bits = sorted({r["bits"] for r in rows})
+    ticks = [(b, f"{b:g}") for b in SPEC_BITS if bits and bits[0] / 1.01 <= b <= bits[-1] * 1.01]
     panels = []
     for setting in dict.fromkeys(r["data"] for r in rows):
         layers = []
@@ -62,6 +67,7 @@ def rate_distortion_plot(rows: list[dict], metric: str = "cos") -> hv.Layout:
                     color=VARIANT_COLORS[label], line_dash=dash))
         panels.append(hv.Overlay(layers).opts(
             title=f"{setting} data", logx=True, legend_position="bottom_right",
+            xticks=ticks or None,
             responsive=True, min_height=320, show_legend=not panels))
     return hv.Layout(panels).cols(2)
 
@@ -168,8 +174,7 @@ class GSRQExplorer(ExplorerBase):
 
     def __init__(self, **params):
         self._result: dict | None = None
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                sizing_mode="stretch_width")
+        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -209,107 +214,151 @@ class GSRQExplorer(ExplorerBase):
         return data
 
     # ------------------------------------------------------------------ views
+    # Live figures: one function per figure returning a Chart (dashboards/app/live.py), drawn
+    # once and updated in place; axes follow the data, legends sit above the frame.
     @param.depends("n_codes", "stages", "dim", "gain_mode", "gain_bits")
-    def bits_view(self) -> hv.Overlay:
-        """Bits per element vs stages for this K and d (the readout in the title)."""
+    def bits_chart(self) -> Chart:
+        """Bits per element vs stages for this K and d (the readout in the title); dotted:
+        the spec's bit grid. The rate is linear in M, so the axis is linear."""
         d = self.plot_data()
         key = "bits_token" if self.gain_mode == "token" else "bits_cluster"
-        curve = hv.Curve((d["stages"], d[key]), "stages M", "bits per element").opts(
-            color=VARIANT_COLORS["GSRQ (cluster gain)"])
-        here = hv.Scatter([(self.stages, d["bits"])], "stages M", "bits per element").opts(
-            size=10, color="black")
-        grid = [hv.HLine(b).opts(color="lightgrey", line_dash="dotted") for b in SPEC_BITS]
-        return hv.Overlay([*grid, curve, here]).opts(
-            title=f"{d['bits']:.4g} bits per element (K={self.n_codes}, M={self.stages}, "
-                  f"d={self.dim}, {self.gain_mode} gain)", logy=True, responsive=True,
-            min_height=280)
+        grid = [Series("lightgrey", kind="hline", at=b, dash="dotted", width=1)
+                for b in SPEC_BITS]
+        # legend labels stay fixed (the numbers are in the title): a live update rewrites
+        # titles and data, and a relabelled legend item showed "Invalid field" in Bokeh
+        return Chart(f"Rate: {d['bits']:.4g} bits per element (M = {self.stages})",
+                     "stages M", "bits per element", [
+                         *grid,
+                         Series(VARIANT_COLORS["GSRQ (cluster gain)"], d["stages"], d[key],
+                                "rate of the chosen K, d and gain"),
+                         Series("black", [self.stages], [d["bits"]], "chosen M",
+                                kind="scatter")])
 
     @param.depends("n_codes", "norm_tail", "weight_exponent", "rule", "gain_mode", "seed")
-    def toy_view(self) -> hv.Overlay:
+    def toy_chart(self) -> Chart:
         """2-D: points, k-means centroids (shrunk inside) and gain-shape codewords."""
         toy = _toy(self.n_codes, round(self.norm_tail, 4), round(self.weight_exponent, 4),
                    self.rule, self.gain_mode, self.seed)
         km, gs = toy["kmeans_metrics"], toy["gskm_metrics"]
         theta = np.linspace(0, 2 * math.pi, 200)
-        ring = hv.Curve((np.cos(theta), np.sin(theta)), "x1", "x2").opts(
-            color="lightgrey", line_dash="dashed")
-        pts = hv.Scatter(toy["x"], "x1", "x2").opts(color="grey", alpha=0.4, size=4)
-        kmc = hv.Scatter(toy["kmeans"], "x1", "x2", label="k-means centroids").opts(
-            color=VARIANT_COLORS["RQ-kmeans"], size=9, marker="x")
-        gsc = hv.Scatter(toy["gskm"], "x1", "x2", label="GSKM codewords g_k s_k").opts(
-            color=VARIANT_COLORS["GSRQ (cluster gain)"], size=9, marker="triangle")
-        return (ring * pts * kmc * gsc).opts(
-            title=f"K={min(self.n_codes, 16)}: norm ratio k-means {km['norm_ratio']:.2f}, "
-                  f"GSKM {gs['norm_ratio']:.2f}; cos {km['cos']:.3f} vs {gs['cos']:.3f}",
-            data_aspect=1, legend_position="top_left", responsive=True, min_height=320)
+        return Chart(f"K = {min(self.n_codes, 16)} in 2-D: norm ratio {km['norm_ratio']:.2f} vs "
+                     f"{gs['norm_ratio']:.2f}", "coordinate x1",
+                     "coordinate x2", [
+                         Series("lightgrey", np.cos(theta), np.sin(theta), dash="dashed",
+                                width=1),
+                         Series("#aaaaaa", toy["x"][:, 0], toy["x"][:, 1], "points",
+                                kind="scatter"),
+                         Series(VARIANT_COLORS["RQ-kmeans"], toy["kmeans"][:, 0],
+                                toy["kmeans"][:, 1], "k-means centroids", kind="scatter"),
+                         Series(VARIANT_COLORS["GSRQ (cluster gain)"], toy["gskm"][:, 0],
+                                toy["gskm"][:, 1], "GSKM codewords", kind="scatter")],
+                     height=320)
 
-    @param.depends("run")
-    def rq_view(self) -> hv.Layout | hv.Element:
-        """Per-stage mean cosine and relative l2 of RQ-kmeans and the configured GSRQ."""
+    def live_charts(self) -> list:
+        return [self.bits_chart, self.toy_chart]
+
+    def _rq_chart(self, metric: str, title: str, y_label: str) -> Chart | None:
         if self._result is None:
-            return hv.Text(0.5, 0.5, "Press Run to quantize synthetic KV-like data").opts(
-                xaxis=None, yaxis=None, toolbar=None, responsive=True, min_height=280)
+            return None
         rows = self._result["rows"]
-        panels = []
-        for metric, ylabel in (("cos", "mean cosine"), ("rel_l2", "relative l2 (squared)")):
-            layers = []
-            for label, color in (("RQ-kmeans", VARIANT_COLORS["RQ-kmeans"]),
-                                 ("GSRQ", VARIANT_COLORS["GSRQ (cluster gain)"])):
-                pts = [(r["bits"], r[metric]) for r in rows if r["variant"] == label]
-                layers.append(hv.Curve(pts, "bits per element", ylabel, label=label)
-                              .opts(color=color))
-            panels.append(hv.Overlay(layers).opts(title=self._result["title"],
-                                                  legend_position="bottom_right",
-                                                  responsive=True, min_height=280))
-        return hv.Layout(panels).cols(2)
+        series = []
+        for label, color in (("RQ-kmeans", VARIANT_COLORS["RQ-kmeans"]),
+                             ("GSRQ", VARIANT_COLORS["GSRQ (cluster gain)"])):
+            x = [r["bits"] for r in rows if r["variant"] == label]
+            y = [r[metric] for r in rows if r["variant"] == label]
+            series += [Series(color, x, y, label), Series(color, x, y, kind="scatter")]
+        return Chart(title, "bits per element", y_label, series)
+
+    # the Run's results: two figures drawn when a Run ends (run_done), then updated in place
+    @param.depends("run_done")
+    def cos_chart(self) -> Chart | None:
+        """Per-stage mean cosine of RQ-kmeans and the configured GSRQ (after Run)."""
+        return self._rq_chart("cos", "Direction kept", "mean cosine")
+
+    @param.depends("run_done")
+    def l2_chart(self) -> Chart | None:
+        """Per-stage relative squared l2 error of RQ-kmeans and the GSRQ (after Run)."""
+        return self._rq_chart("rel_l2", "Reconstruction error", "relative l2 (squared)")
+
+    def run_charts(self) -> list:
+        return [self.cos_chart, self.l2_chart]
+
+    def result_note(self) -> str:
+        """The caption of the Run's figures: the settings they were computed at."""
+        if self._result is None:
+            return ("**Residual quantization of synthetic KV-like data:** press **Run** "
+                    "(RQ-kmeans and this GSRQ, stage by stage).")
+        return ("**Residual quantization of synthetic KV-like data** (one point per stage, "
+                f"in-sample): {self._result['title']}.")
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
         try:
             qcfg, dcfg = self.config(), self.data_config()
         except ValueError as e:
-            self._alert.object, self._alert.visible = str(e), True
+            self._show_error(str(e))
             return
-        self._progress.visible, self._progress.value = True, 0
-        total = 2 * qcfg.stages
-        done = [0]
+        seed = self.seed
+        data: dict = {}
 
-        def tick(_stage):
-            done[0] += 1
-            self._progress.value = int(100 * done[0] / total)
+        def make_data():
+            data["x"] = gsrq.make_kv_data(dcfg, torch.Generator().manual_seed(seed))
+            return data["x"]
 
-        try:
-            x = gsrq.make_kv_data(dcfg, torch.Generator().manual_seed(self.seed))
-            rows = []
-            for label, cfg in (("RQ-kmeans", gsrq.QuantConfig(
-                    n_codes=qcfg.n_codes, stages=qcfg.stages, method="kmeans")), ("GSRQ", qcfg)):
-                res = gsrq.fit_rq(x, cfg, torch.Generator().manual_seed(10_007 + self.seed),
-                                  progress=tick)
-                rows += [{"variant": label, **m} for m in res.metrics]
-            self._result = {"rows": rows, "title": f"K={qcfg.n_codes}, d={dcfg.dim}, "
-                                                   f"tail {dcfg.norm_tail:g}, N={dcfg.n}"}
-            self._alert.visible = False
-        except ValueError as e:  # defensive: never kill the server from a callback
-            self._alert.object, self._alert.visible = str(e), True
-        finally:
-            self._progress.value = 100
-            self._progress.visible = False
+        def fit(cfg):
+            res = gsrq.fit_rq(data["x"], cfg, torch.Generator().manual_seed(10_007 + seed))
+            return res.metrics
+
+        kmeans = gsrq.QuantConfig(n_codes=qcfg.n_codes, stages=qcfg.stages, method="kmeans")
+
+        def keep(results):
+            _, km, gs = results
+            self._result = {
+                "rows": [{"variant": "RQ-kmeans", **m} for m in km]
+                + [{"variant": "GSRQ", **m} for m in gs],
+                "title": f"K = {qcfg.n_codes}, M = {qcfg.stages}, d = {dcfg.dim}, "
+                         f"{qcfg.gain} gain, {qcfg.rule} rule, norm tail {dcfg.norm_tail:g}, "
+                         f"N = {dcfg.n}, seed {seed}"}
+
+        if self.run_stages([
+            (f"synthetic KV-like data ({dcfg.n} vectors of d = {dcfg.dim}, norm tail "
+             f"{dcfg.norm_tail:g})", make_data),
+            (f"RQ-kmeans: {qcfg.stages} stages of K = {qcfg.n_codes}",
+             lambda: fit(kmeans)),
+            (f"GSRQ ({qcfg.gain} gain, {qcfg.rule} rule): {qcfg.stages} stages of "
+             f"K = {qcfg.n_codes}", lambda: fit(qcfg)),
+        ], keep):
+            self._show_error("")
+
+    @param.depends("run_done", watch=True, on_init=True)
+    def _update_result_note(self) -> None:
+        self._result_caption.object = self.result_note()
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary",
                     "name": "Run quantization"}})
-        live = pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.bits_view),
-                                        sizing_mode="stretch_width"),
-                      pn.pane.HoloViews(hv.DynamicMap(self.toy_view),
-                                        sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-        return pn.Row(pn.Column(controls, width=320),
-                      pn.Column(self._alert, live, self._progress,
-                                pn.panel(self.rq_view, sizing_mode="stretch_width"),
+        bits, toy = self.live_panes()
+        # the Run's figures: separate Bokeh panes that get their figure when the Run ends
+        # (a HoloViews Layout swapped in after Run drew blank in the served page)
+        results = LiveFigures(self)
+        cos, l2 = (results.add(c) for c in self.run_charts())
+        return pn.Row(pn.Column(controls, self.run_status, width=320),
+                      pn.Column(self._alert, pn.Row(bits, toy, sizing_mode="stretch_width"),
+                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
+                                self._result_caption,
+                                pn.Row(cos, l2, sizing_mode="stretch_width"),
                                 sizing_mode="stretch_width"),
                       sizing_mode="stretch_width")
+
+
+LIVE_CAPTION = (
+    "*Left:* bits per element M log2 K / d (+ gain_bits / d with a per-token gain) vs the "
+    "number of stages M; dotted: the spec's bit grid 1/16 ... 1. *Right:* 2-D points of "
+    "nearly equal norm (dashed: the unit circle) with one stage of min(K, 16) codewords: "
+    "k-means centroids sink inside the ring, gain-shape (GSKM) codewords g_k s_k stay on "
+    "it; the title gives their mean norm ratios ||x_hat|| / ||x|| (k-means vs GSKM).")
 
 
 Explorer = GSRQExplorer

@@ -21,7 +21,31 @@ from icml26.dashboards import gsrq as app  # noqa: E402
 def test_bits_readout(params, bits):
     e = app.Explorer(**params)
     assert e.bits() == pytest.approx(bits)
-    assert f"{bits:.4g} bits per element" in e.bits_view().opts.get().kwargs["title"]
+    chart = e.bits_chart()
+    assert f"{bits:.4g} bits per element" in chart.title
+    (here,) = [s for s in chart.series if s.kind == "scatter"]
+    assert here.y[0] == pytest.approx(bits)
+
+
+def test_live_charts_name_their_axes_and_follow_the_data():
+    """Issue 13/23: the rate plot labelled its axes "x" and "y" (its first layer was an
+    HLine) with one tick label on a log axis, and kept its first axes after Stages 4 -> 7;
+    the toy's long title was clipped. Now: named axes, a linear rate axis (the rate is
+    linear in M), short titles, figures updated in place with ranges that follow the data."""
+    from bokeh.document import Document
+
+    e = app.Explorer()
+    pn.Column(e).server_doc(Document())
+    (group,) = e._rendered_live
+    for c in (e.bits_chart(), e.toy_chart()):
+        assert c.x_label.lower() not in ("x", "y") and c.y_label.lower() not in ("x", "y")
+        assert len(c.title) <= 40 and not c.x_log and not c.y_log
+    e.stages = 7
+    fig = group.figures[0][0].pane.object
+    here = fig.renderers[-1].data_source.data
+    assert here["x"][0] == 7 and type(fig.y_range).__name__ == "DataRange1d"
+    e.param.update(n_codes=16, dim=16)  # 4 bits at M = 16 (was 1): the line moves
+    assert max(fig.renderers[0].data_source.data["y"]) == pytest.approx(4.0)
 
 
 def test_toy_view_shows_kmeans_shrinkage():
@@ -30,20 +54,40 @@ def test_toy_view_shows_kmeans_shrinkage():
     centroid_norms = np.linalg.norm(d["toy_kmeans"], axis=1)
     assert d["toy_points"].shape == (app.TOY_N, 2)
     assert (centroid_norms < 1.0).all()  # equal-norm points on the unit ring, means inside
-    e.toy_view()
+    chart = e.toy_chart()
+    assert [s.label.split(" ")[0] for s in chart.series[1:]] == ["points", "k-means", "GSKM"]
 
 
 def test_run_quantizes_and_reports_each_stage():
     e = app.Explorer(n_codes=16, stages=2, dim=16, n_samples=1024, norm_tail=0.5)
-    assert "Press Run" in str(e.rq_view().data)
+    assert all(c() is None for c in e.run_charts()) and "press **Run**" in e.result_note()
     e.param.trigger("run")
+    assert e.run_done == 1 and "Run done" in e._stage.object
     rows = e.plot_data()["rq"]
     assert [(r["variant"], r["stage"]) for r in rows] == [
         ("RQ-kmeans", 1), ("RQ-kmeans", 2), ("GSRQ", 1), ("GSRQ", 2)]
     assert all(math.isfinite(r["cos"]) and 0 <= r["rel_l2"] <= 1 for r in rows)
     assert rows[1]["bits"] == pytest.approx(gsrq.bits_per_element(16, 2, 16))
     assert e.error_message() == ""
-    e.rq_view()
+    cos, l2 = (c() for c in e.run_charts())
+    assert (cos.y_label, l2.y_label) == ("mean cosine", "relative l2 (squared)")
+    assert list(cos.series[2].y) == [r["cos"] for r in rows if r["variant"] == "GSRQ"]
+    assert "K = 16, M = 2, d = 16" in e.result_note()
+
+
+def test_run_figures_draw_when_the_run_ends():
+    """Issue 23: the result grid (a HoloViews Layout) drew blank after Run. The two figures
+    are Bokeh panes that get their figure when ``run_done`` moves."""
+    from bokeh.document import Document
+
+    e = app.Explorer(n_codes=16, stages=2, dim=16, n_samples=1024)
+    page = pn.Column(e)
+    page.server_doc(Document())
+    panes = list(page.select(pn.pane.Bokeh))
+    assert len(panes) == 4 and sum(p.object is None for p in panes) == 2
+    e.param.trigger("run")
+    assert all(p.object is not None for p in panes)
+    assert {"Direction kept", "Reconstruction error"} <= {p.object.title.text for p in panes}
 
 
 def test_notebook_plot_functions_accept_lib_data():
