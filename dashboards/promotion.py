@@ -340,9 +340,10 @@ def phase_chart(cells: pd.DataFrame | None = None,
                Series("grey", m_x, m_y, "myopic line", dash="dashed")]
     if point is not None:
         predicted = "honest" if point[0] > 1 - point[1] else "gaming"
-        series.append(Series("#000000", [point[0]], [point[1]],
-                             f"current: {predicted}", kind="scatter"))
-    title = "Incentive phase diagram" + (" (solver: L = 2)" if cells is not None else "")
+        # a fixed legend label (a relabelled legend item showed "Invalid field" in Bokeh)
+        series.append(Series("#000000", [point[0]], [point[1]], "current setting",
+                             kind="scatter"))
+    title = "Incentive phase diagram" + (f" (current: {predicted})" if point else "")
     return Chart(title, PHASE_X, PHASE_Y, series)
 
 
