@@ -129,3 +129,13 @@ def test_no_module_imports_another_modules_private_names():
 def test_library_modules_stay_readable(mod):
     lines = len(MODULES[mod].read_text().splitlines())
     assert lines <= MAX_LIB_LINES, f"{mod}: {lines} lines (split it by idea)"
+
+
+def test_every_package_is_installed_by_pyproject():
+    """A non-editable install ships exactly the packages pyproject lists: each one folder."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {m for m, f in MODULES.items() if f.name == "__init__.py"}
+    assert found == listed

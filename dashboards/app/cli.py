@@ -19,8 +19,8 @@ def _claims(args: argparse.Namespace) -> int:
     everything: list[ledger.Claim] = []
     broken: list[str] = []
     for p in selected:
-        if not p.reproduced:
-            print(f"{p.slug}: planned, not reproduced yet", file=sys.stderr)
+        if not p.built:
+            print(f"{p.slug}: planned, not built yet", file=sys.stderr)
             continue
         start = time.perf_counter()
         try:

@@ -11,7 +11,7 @@ from icml26.dashboards.app import perf
 def index_markdown() -> str:
     rows = ["| paper | title | arXiv | status |", "|---|---|---|---|"]
     for p in papers.PAPERS:
-        name = f"[{p.slug}](./{p.slug})" if p.reproduced else p.slug
+        name = f"[{p.slug}](./{p.slug})" if p.built else p.slug
         arxiv = f"[{p.arxiv}]({p.url})" if p.arxiv else "—"
         rows.append(f"| {name} | {p.title} | {arxiv} | {p.status} |")
     return "\n".join(rows)
@@ -20,10 +20,11 @@ def index_markdown() -> str:
 def create_index() -> pn.viewable.Viewable:
     pn.extension()
     perf.install()
-    done = len(papers.reproduced())
+    done, built = len(papers.reproduced()), len(papers.built())
     return pn.Column(pn.pane.Markdown(
             "# icml26: ICML 2026 papers, reproduced and explorable\n\n"
-            f"{done} of {len(papers.PAPERS)} papers are reproduced; each link opens its "
+            f"{done} of {len(papers.PAPERS)} papers are reproduced and {built - done} built "
+            "but blocked (a binding claim fails; the app says which); each link opens its "
             "explorer. Every claim and whether it held: `icml26 claims`.\n\n"
             + index_markdown(), sizing_mode="stretch_width"), sizing_mode="stretch_width")
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import panel as pn
 import param
+from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, Legend, LegendItem, Span
 from bokeh.plotting import figure as bokeh_figure
 
@@ -126,7 +127,7 @@ def figure(chart: Chart):
         else:
             renderer = fig.scatter("x", "y", source=source, color=s.color, size=7)
         if s.label is not None:
-            items.append(LegendItem(label=s.label, renderers=[renderer]))
+            items.append(LegendItem(label=value(s.label), renderers=[renderer]))
     if items:
         fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
                               label_text_font_size="12px", spacing=12, padding=2,
@@ -160,8 +161,8 @@ def update(fig, chart: Chart) -> None:
             span.location = location
     if legends:
         for item, label in zip(legends[0].items, labels):
-            if getattr(item.label, "value", item.label) != label:
-                item.label = label
+            if getattr(item.label, "value", None) != label:
+                item.label = value(label)  # a bare string would name a data column
     if fig.title.text != chart.title:
         fig.title.text = chart.title
 

@@ -25,7 +25,8 @@ def shown(fig) -> dict:
     return {"title": fig.title.text,
             "lines": [(np.asarray(r.data_source.data["x"], float),
                        np.asarray(r.data_source.data["y"], float)) for r in fig.renderers],
-            "labels": [getattr(i.label, "value", i.label) for i in legend],
+            # a label is a Value (a bare string would name a data column: "Invalid field")
+            "labels": [i.label.value for i in legend],
             "marks": [m.location for m in fig.center if isinstance(m, Span)]}
 
 
