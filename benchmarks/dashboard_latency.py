@@ -19,7 +19,6 @@ papers <= 1.3x the trivial app; heavy papers <= 1 s.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -38,6 +37,7 @@ from browser import (  # noqa: E402 - test helpers, found through the path above
 )
 
 from icml26 import papers  # noqa: E402
+from icml26.kernels.bench import append_csv  # noqa: E402
 
 OUT = Path(__file__).with_name("dashboard_latency.csv")
 
@@ -102,16 +102,9 @@ def main() -> int:
         print(f"{r['app']:18s} {r['median_s']:11.3f} {r['max_s']:8.3f} "
               f"{r['ratio_to_trivial']:9.2f} {r['first_plot_ratio']:12.2f}")
     if not args.no_write:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["when", "machine", "load_avg_1min", "app",
-                                              "presses", "median_s", "max_s",
-                                              "trivial_median_s", "ratio_to_trivial",
-                                              "first_plot_median_s", "first_plot_ratio"])
-            if new:
-                w.writeheader()
-            w.writerows({k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
-                        for r in rows)
+        append_csv(OUT, rows, ["when", "machine", "load_avg_1min", "app", "presses", "median_s",
+                               "max_s", "trivial_median_s", "ratio_to_trivial",
+                               "first_plot_median_s", "first_plot_ratio"], digits=4)
     return 0
 
 

@@ -14,7 +14,6 @@ All three give the same AIE (tests/test_function_vectors.py checks it). Results 
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -24,6 +23,7 @@ from pathlib import Path
 import torch
 
 from icml26 import function_vectors as fv
+from icml26.kernels.bench import append_csv
 
 
 def main() -> None:
@@ -50,19 +50,15 @@ def main() -> None:
         rows.append({"mode": mode, "seconds": best})
     looped = rows[0]["seconds"]
     out = Path(__file__).with_suffix(".csv")
-    new = not out.exists()
     stamp = datetime.datetime.now().isoformat(timespec="seconds")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    with out.open("a", newline="") as f:
-        w = csv.writer(f)
-        if new:
-            w.writerow(["timestamp", "machine", "threads", "load_avg_1min", "prompts", "heads",
-                        "mode", "seconds", "speedup_vs_looped"])
-        for r in rows:
-            w.writerow([stamp, platform.processor() or platform.machine(), args.threads,
-                        f"{load:.2f}", len(prompts), 12, r["mode"], f"{r['seconds']:.4f}",
-                        f"{looped / r['seconds']:.2f}"])
-            print(f"{r['mode']:8s} {r['seconds']:.3f} s  ({looped / r['seconds']:.1f}x vs looped)")
+    for r in rows:
+        print(f"{r['mode']:8s} {r['seconds']:.3f} s  ({looped / r['seconds']:.1f}x vs looped)")
+    append_csv(out, ({"timestamp": stamp, "machine": platform.processor() or platform.machine(),
+                      "threads": args.threads, "load_avg_1min": f"{load:.2f}",
+                      "prompts": len(prompts), "heads": 12, "mode": r["mode"],
+                      "seconds": f"{r['seconds']:.4f}",
+                      "speedup_vs_looped": f"{looped / r['seconds']:.2f}"} for r in rows))
     print(f"appended to {out}")
 
 

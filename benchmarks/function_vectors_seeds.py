@@ -11,10 +11,10 @@ independently trained models, not by retraining one. Rewrites
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
 from icml26 import function_vectors as fv
+from icml26.kernels.bench import append_csv
 
 
 def main() -> None:
@@ -32,10 +32,8 @@ def main() -> None:
         print(f"seed {seed}: binding failing: " + (", ".join(
             r["claim"] for r in rows if r["seed"] == seed and r["expected"] and not r["holds"])
             or "none"), flush=True)
-    with out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    out.unlink(missing_ok=True)  # the file is rewritten whole, not appended to
+    append_csv(out, rows)
     print(f"wrote {out}")
 
 

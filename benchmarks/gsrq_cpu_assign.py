@@ -12,7 +12,6 @@ with one thread; they are records, never claims.  Appends to ``benchmarks/gsrq_c
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import platform
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from icml26.kernels.bench import append_csv
 from icml26.kernels.gain_shape_assign import gain_shape_assign
 
 OUT = Path(__file__).with_suffix(".csv")
@@ -68,12 +68,7 @@ def main(argv=None) -> None:
                          "speedup_vs_loop": t_loop / t, "match": match})
         print(f"N={n} K={k} d={d}: loop {t_loop:.4f} s, torch {t_torch:.5f} s, "
               f"speedup {t_loop / t_torch:.1f}x, argmax match {match:.4f}")
-    new = not args.out.exists()
-    with args.out.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_csv(args.out, rows, FIELDS)
     print(f"appended {len(rows)} rows to {args.out}")
 
 

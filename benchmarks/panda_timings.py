@@ -11,7 +11,6 @@ better budget proxy on a shared machine (wall time there includes waiting for th
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import platform
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import torch
 
 from icml26 import panda as lib
+from icml26.kernels.bench import append_csv
 
 OUT = Path(__file__).resolve().parent / "panda_timings.csv"
 FIELDS = ["timestamp", "machine", "torch", "seed", "cpu_s", "wall_s", "panda_s", "ignore_s",
@@ -48,12 +48,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(row, flush=True)
     if not args.no_write:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS)
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_csv(OUT, rows, FIELDS)
         print(f"appended {len(rows)} rows to {OUT}")
     return 0
 

@@ -11,7 +11,6 @@ same first action in every cell. Timings are records, never claims.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import os
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import torch
 
 from icml26 import promotion as pro
+from icml26.kernels.bench import append_csv
 
 OUT = Path(__file__).with_suffix(".csv")
 
@@ -75,12 +75,7 @@ def main() -> None:
     for k, v in row.items():
         print(f"{k:>16}: {v}")
     if not args.no_write:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(row))
-            if new:
-                w.writeheader()
-            w.writerow(row)
+        append_csv(OUT, [row])
         print(f"appended to {OUT}")
 
 

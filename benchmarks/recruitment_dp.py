@@ -7,7 +7,6 @@ Appends to ``benchmarks/recruitment_dp.csv``. Timings are records, never claims.
 
 from __future__ import annotations
 
-import csv
 import datetime
 import math
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from icml26 import recruitment as rec
+from icml26.kernels.bench import append_csv
 
 OUT = Path(__file__).with_name("recruitment_dp.csv")
 
@@ -51,15 +51,9 @@ def main() -> int:
         print(f"{r['what']:26s} B={r['budget']:3d} T={r['rounds']}  {r['seconds']:.4g}")
     print(f"log-log slope of torch DP runtime vs B over {budgets}: {slope:.2f} "
           "(the paper: O(b^5 log b))")
-    new = not OUT.exists()
-    with OUT.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["when", "machine", "what", "budget", "rounds",
-                                          "seconds"])
-        if new:
-            w.writeheader()
-        w.writerows(rows)
-        w.writerow({"when": stamp, "machine": machine, "what": "loglog_slope_torch_dp",
-                    "budget": 0, "rounds": 4, "seconds": slope})
+    rows.append({"when": stamp, "machine": machine, "what": "loglog_slope_torch_dp",
+                 "budget": 0, "rounds": 4, "seconds": slope})
+    append_csv(OUT, rows, ["when", "machine", "what", "budget", "rounds", "seconds"])
     return 0
 
 

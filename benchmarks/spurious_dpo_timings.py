@@ -13,7 +13,6 @@ Timings are records, never claims.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import os
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 import torch
 
 from icml26 import spurious_dpo as sd
+from icml26.kernels.bench import append_csv
 
 OUT = Path(__file__).with_suffix(".csv")
 
@@ -99,12 +99,7 @@ def main() -> None:
         record("dashboard Run (3 replicates)", n, wall, cpu, "ties capped at 2e4 pairs")
 
     if not args.no_write:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_csv(OUT, rows)
         print(f"appended {len(rows)} rows to {OUT}")
 
 

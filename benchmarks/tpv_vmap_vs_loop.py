@@ -13,7 +13,6 @@ Jacobians (``tests/test_tpv.py``). Best of ``--repeats``; appends to
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import math
 import os
@@ -25,6 +24,7 @@ import torch
 
 from icml26 import tpv
 from icml26.common import generator
+from icml26.kernels.bench import append_csv
 
 OUT = Path(__file__).with_suffix(".csv")
 
@@ -68,12 +68,7 @@ def main() -> int:
               f"vmap {t_vmap:.3f}s ({t_loop / t_vmap:.1f}x)  factored {t_fac:.3f}s "
               f"({t_loop / t_fac:.1f}x)")
     if not args.no_write:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_csv(OUT, rows)
         print(f"appended to {OUT}")
     return 0
 

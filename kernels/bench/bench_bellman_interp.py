@@ -16,13 +16,14 @@ Needs a CUDA GPU: without one it exits with a message and writes nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import math
 import sys
 from pathlib import Path
 
 import torch
+
+from icml26.kernels.bench import append_csv
 
 FIELDS = ["timestamp", "device", "torch", "triton", "B", "L", "NX", "n_a", "impl", "ms",
           "candidates_per_s", "max_abs_diff"]
@@ -93,13 +94,7 @@ def main(argv=None) -> int:
                          "candidates_per_s": cands / (ms * 1e-3),
                          "max_abs_diff": float((out - ref).abs().max())})
             print(f"B={batch} L={levels} NX={n_x} n_a={n_a} {impl}: {ms:.3f} ms", flush=True)
-    new = not args.out.exists()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_csv(args.out, rows, FIELDS)
     print(f"appended {len(rows)} rows to {args.out}")
     return 0
 

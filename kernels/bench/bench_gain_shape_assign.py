@@ -16,13 +16,14 @@ Needs a CUDA GPU: without one it exits with a message and writes nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import os
 import sys
 from pathlib import Path
 
 import torch
+
+from icml26.kernels.bench import append_csv
 
 FIELDS = ["timestamp", "device", "torch", "triton", "op", "impl", "rule", "N", "K", "d",
           "ms", "ms_p20", "ms_p80", "gbps", "tflops", "bound_gbps", "match"]
@@ -97,16 +98,6 @@ def _row(stamp, name, op, impl, n, k, dim, ms, lo, hi, moved, flops, bound, matc
             "bound_gbps": bound, "match": match}
 
 
-def append_csv(rows, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
-    with path.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -126,7 +117,7 @@ def main(argv=None) -> int:
     device = torch.device("cuda")
     rows = run(range(args.min_log2n, args.max_log2n + 1, args.step), (16, 256), 128, device,
                do_bench, compile_eager=not args.no_compile)
-    append_csv(rows, args.out)
+    append_csv(args.out, rows, FIELDS)
     print(f"appended {len(rows)} rows to {args.out}")
     return 0
 

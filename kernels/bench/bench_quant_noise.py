@@ -14,11 +14,12 @@ Needs a CUDA GPU: without one it exits with a message and writes nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 from pathlib import Path
 
 import torch
+
+from icml26.kernels.bench import append_csv
 
 FIELDS = ["timestamp", "device", "torch", "triton", "mode", "impl", "N", "R", "ms", "gbps",
           "copy_gbps", "max_err"]
@@ -64,12 +65,7 @@ def main() -> int:
                              "copy_gbps": f"{copy_gbps:.1f}", "max_err": f"{err:.2e}"})
                 print({k: rows[-1][k] for k in ("mode", "impl", "N", "R", "ms", "gbps",
                                                 "copy_gbps")})
-    new = not args.out.exists()
-    with args.out.open("a", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            wr.writeheader()
-        wr.writerows(rows)
+    append_csv(args.out, rows, FIELDS)
     print(f"appended {len(rows)} rows to {args.out}")
     return 0
 

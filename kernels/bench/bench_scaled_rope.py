@@ -15,12 +15,13 @@ Needs a CUDA GPU: without one it exits with a message and writes nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import sys
 from pathlib import Path
 
 import torch
+
+from icml26.kernels.bench import append_csv
 
 FIELDS = ["timestamp", "device", "torch", "triton", "pass", "impl", "dtype", "B", "H", "T",
           "D", "ms", "gbps", "copy_gbps", "max_err"]
@@ -97,13 +98,7 @@ def main() -> int:
                  triton=triton.__version__, copy_gbps=copy_gbps)
         print(f"{r['pass']:8s} {r['impl']:8s} {r['dtype']:9s} {r['B']}x{r['H']}x{r['T']}x{r['D']}"
               f" {r['ms']:8.4f} ms {r['gbps']:8.1f} GB/s (copy {copy_gbps:.0f})")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    new = not args.out.exists()
-    with args.out.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_csv(args.out, rows, FIELDS)
     return 0
 
 

@@ -15,12 +15,13 @@ Needs a CUDA GPU: without one it exits with a message and writes nothing.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import sys
 from pathlib import Path
 
 import torch
+
+from icml26.kernels.bench import append_csv
 
 FIELDS = ["timestamp", "device", "torch", "triton", "dtype", "B", "S", "A", "C", "D", "impl",
           "ms", "backups_per_s", "max_abs_diff"]
@@ -72,13 +73,7 @@ def main(argv=None) -> int:
                              "backups_per_s": b * s / (ms * 1e-3),
                              "max_abs_diff": float((out - ref).abs().max())})
                 print(f"{dtype} B={b} S={s} A={a} C={c} {impl}: {ms:.4f} ms", flush=True)
-    new = not args.out.exists()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_csv(args.out, rows, FIELDS)
     print(f"appended {len(rows)} rows to {args.out}")
     return 0
 
