@@ -1,14 +1,16 @@
 """Explorer for "Parameter Perturbations Through the Lens of Test Prediction Variance" (tpv).
 
-**Run** trains one MLP student on a synthetic teacher (cached on disk) and collects its
-per-sample Jacobian statistics on the training and test inputs, plus a Monte Carlo
-quantization TPV for every bit width. After that every view is analytic: moving the bits, the
-label-noise sd and ridge, or the SGD learning rate and batch only rescales trace forms
-``Tr(H_eff C)``, so the sliders answer at once.
+**Run** trains one MLP student on a synthetic teacher (cached on disk), collects its
+per-sample Jacobian statistics on the training and test inputs, then a Monte Carlo
+quantization TPV for every bit width: three named stages. After that every view is analytic:
+moving the bits, the label-noise sd and ridge, or the SGD learning rate and batch only
+rescales trace forms ``Tr(H_eff C)``, so the sliders answer at once.
 
-Views: TPV on training inputs against TPV on test inputs (log-log, with y = x) for the chosen
-perturbation (per-neuron JBR points for pruning); quantization TPV against bits, trace form
-against Monte Carlo; a table of train/test values and ratios.
+Live views (Bokeh figures drawn once and updated in place, axes follow the data): TPV on
+training inputs against TPV on test inputs (log-log, with y = x) for the chosen perturbation
+(per-neuron JBR points for pruning); quantization TPV against bits, trace form against Monte
+Carlo; a table of train/test values and ratios. Before Run both figures show the untrained
+student's quantization trace form (one batched backward pass, no training).
 
 Serve alone with ``panel serve dashboards/tpv.py`` or with every paper via ``icml26 serve``.
 """
@@ -24,36 +26,83 @@ import param
 import torch
 
 from icml26 import tpv
-from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
 MC_DRAWS = 64  # noise draws per bit width
 BITS = tuple(range(2, 13))  # Monte Carlo bit widths computed on Run
+ALL_BITS = np.arange(1, 17)  # the bits slider's range: the trace form is drawn over it
 UNTRAINED_INPUTS = 500  # inputs per split for the live view of the untrained student
 COLORS = {"quant": "#1f77b4", "sgd": "#ff7f0e", "label": "#2ca02c", "prune": "#9467bd"}
 LABELS = {"quant": "quantization", "sgd": "SGD noise", "label": "label noise",
           "prune": "pruning (JBR)"}
+TPV_UNIT = "E‖Δf‖²"  # TPV is a mean squared output change (targets have unit sd)
+CAPTION = (
+    "**Left:** TPV on training inputs against TPV on test inputs for the chosen perturbation: "
+    "the trace form Tr(H_eff C) with H_eff measured on each split (pruning: one point per "
+    "hidden neuron, du = -w_g); dashed: y = x, where training inputs predict test inputs "
+    "exactly. **Right:** quantization TPV on training inputs against bits b: trace form "
+    "σ_q² Tr H_eff with σ_q² = δ²/12, δ = range(w)/(2^b - 1) (line) and, after Run, the Monte "
+    f"Carlo estimate over {MC_DRAWS} uniform weight-noise draws on the first {MC_INPUTS} "
+    "training inputs (points); dotted: the chosen bits. Before Run both show the untrained "
+    f"student (quantization only, {UNTRAINED_INPUTS} inputs per split).")
 
 
 _ANALYSES: dict[tuple, dict] = {}  # (teacher, width, depth, n_train, seed) -> analysis
 _MAX_ANALYSES = 8
 
 
+def _store(key: tuple, analysis: dict) -> None:
+    """Keep ``analysis`` in memory for the last few students."""
+    _ANALYSES[key] = analysis
+    while len(_ANALYSES) > _MAX_ANALYSES:
+        _ANALYSES.pop(next(iter(_ANALYSES)))
+
+
+def train(teacher: str, width: int, depth: int, n_train: int, seed: int):
+    """Run stage 1: the trained student ``(model, data, info)`` (cached on disk)."""
+    return tpv.train_student(teacher, width, depth, n_train, seed, n_test=N_TEST)
+
+
+def monte_carlo(model, data, seed: int) -> list[dict]:
+    """Run stage 3: Monte Carlo and trace-form quantization TPV for every bit in ``BITS``."""
+    return tpv.quant_bits_rows(model, data["X_train"][:MC_INPUTS], BITS, MC_DRAWS, seed)
+
+
 def analyse_student(teacher: str, width: int, depth: int, n_train: int, seed: int) -> dict:
-    """Train (or load) one student and collect what every live view needs (kept in memory
-    for the last few students; the trained weights are also on disk via icml26.common.cached)."""
+    """Train (or load) one student and collect what every live view needs, in one call (the
+    app runs the same three parts as named stages; see ``TPVExplorer._run``)."""
     key = (teacher, width, depth, n_train, seed)
     if key not in _ANALYSES:
-        model, data, info = tpv.train_student(teacher, width, depth, n_train, seed,
-                                              n_test=N_TEST)
-        _ANALYSES[key] = {
-            "info": info, "curv": tpv.curvature(model, data),
-            "mc": tpv.quant_bits_rows(model, data["X_train"][:MC_INPUTS], BITS, MC_DRAWS,
-                                      seed)}
-        while len(_ANALYSES) > _MAX_ANALYSES:
-            _ANALYSES.pop(next(iter(_ANALYSES)))
+        model, data, info = train(*key)
+        _store(key, {"info": info, "curv": tpv.curvature(model, data),
+                     "mc": monte_carlo(model, data, seed)})
     return _ANALYSES[key]
+
+
+@functools.lru_cache(maxsize=16)
+def _untrained_inputs(teacher: str, n_train: int, seed: int) -> tuple[torch.Tensor, ...]:
+    data = tpv.teacher_data(teacher, 20, n_train, N_TEST, seed)
+    return data["X_train"][:UNTRAINED_INPUTS], data["X_test"][:UNTRAINED_INPUTS]
+
+
+def sq_jacobian_norms(model: tpv.MLP, x: torch.Tensor) -> torch.Tensor:
+    """``||J(x)||_F^2`` per input of a scalar-output ReLU MLP by one batched backward pass:
+    ``delta_l = df/da_l`` from the output down, ``sum_l |delta_l|^2 (|h_l|^2 + 1)`` (the same
+    number as ``tpv.layer_factors(model, x).sq_norms()``, without ``vmap(jacrev)``)."""
+    with torch.no_grad():
+        inputs, preacts, h = [], [], x
+        for i, lin in enumerate(model.layers):
+            inputs.append(h)
+            preacts.append(lin(h))
+            h = torch.relu(preacts[-1]) if i + 1 < len(model.layers) else preacts[-1]
+        delta = torch.ones_like(preacts[-1])
+        total = delta.pow(2).sum(1) * (inputs[-1].pow(2).sum(1) + 1.0)
+        for i in range(len(model.layers) - 2, -1, -1):
+            delta = (delta @ model.layers[i + 1].weight) * (preacts[i] > 0)
+            total = total + delta.pow(2).sum(1) * (inputs[i].pow(2).sum(1) + 1.0)
+    return total
 
 
 @functools.lru_cache(maxsize=64)
@@ -61,14 +110,51 @@ def untrained_traces(teacher: str, width: int, depth: int, n_train: int,
                      seed: int) -> tuple[float, float, float]:
     """``Tr H_eff`` on (at most ``UNTRAINED_INPUTS`` of) the train and test inputs and the
     weight range of the student at its initialisation (the exact starting point of
-    :func:`icml26.tpv.train_student`): a live view before Run, one batched Jacobian pass."""
-    data = tpv.teacher_data(teacher, 20, n_train, N_TEST, seed)
+    :func:`icml26.tpv.train_student`): the live view before Run, a few milliseconds."""
     g = torch.Generator().manual_seed(7919 * seed + 31 * width + depth)
     model = tpv.MLP.build(20, width, depth, generator=g)
-    tr = [float(tpv.layer_factors(model, data[k][:UNTRAINED_INPUTS]).sq_norms().double().mean())
-          for k in ("X_train", "X_test")]
+    tr = [float(sq_jacobian_norms(model, x).double().mean())
+          for x in _untrained_inputs(teacher, n_train, seed)]
     w = tpv.flat_params(model)
     return tr[0], tr[1], float(w.max() - w.min())
+
+
+def quant_variance(weight_range: float, bits) -> np.ndarray:
+    """sigma_q^2 = delta^2 / 12 with delta = range / (2^b - 1)."""
+    return (weight_range / (2.0 ** np.asarray(bits, dtype=float) - 1)) ** 2 / 12
+
+
+# ---------------------------------------------------------------------- live charts (shared
+# with the notebook through live.show)
+def tpv_chart(points: np.ndarray, perturbation: str, trained: bool) -> Chart:
+    """TPV on training inputs against TPV on test inputs (log-log) with the line y = x."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    pts = pts[(pts > 0).all(1)]  # a neuron dead on one split has TPV 0: off a log axis
+    lo = float(pts.min()) / 2 if pts.size else 1e-12
+    hi = float(pts.max()) * 2 if pts.size else 1.0
+    title = (f"Train vs test TPV: {LABELS[perturbation]}" if trained
+             else "Untrained student: quantization (Run trains)")
+    return Chart(title, f"TPV on training inputs ({TPV_UNIT})",
+                 f"TPV on test inputs ({TPV_UNIT})", [
+                     Series("grey", [lo, hi], [lo, hi], "y = x", dash="dashed"),
+                     Series(COLORS[perturbation], pts[:, 0], pts[:, 1], LABELS[perturbation],
+                            kind="scatter")], x_log=True, y_log=True, height=320)
+
+
+def quant_bits_chart(bits, trace, mc_bits, mc, current: int | None, trained: bool) -> Chart:
+    """Quantization TPV against bits: trace form (line), Monte Carlo (points), the chosen
+    bits (dotted)."""
+    series = [Series(COLORS["quant"], bits, trace, "trace form"),
+              Series("black", mc_bits, mc, "Monte Carlo", kind="scatter")]
+    if current is not None:
+        series.append(Series("grey", kind="vline", at=current, dash="dotted"))
+    title = "Quantization TPV vs bits" if trained else "Untrained: quantization TPV vs bits"
+    return Chart(title, "bits b", f"quantization TPV, training inputs ({TPV_UNIT})", series,
+                 y_log=True, height=320)
+
+
+_PARAMS = ("teacher", "width", "depth", "n_train", "seed", "perturbation", "bits",
+           "label_sigma", "label_lambda", "sgd_lr", "sgd_batch")
 
 
 class TPVExplorer(ExplorerBase):
@@ -99,9 +185,10 @@ class TPVExplorer(ExplorerBase):
     INVALID_EXAMPLES = ()  # every in-bounds combination is valid
 
     def __init__(self, **params):
-        self._progress = pn.indicators.Progress(active=False, visible=False,
-                                                sizing_mode="stretch_width")
+        self._memo: tuple | None = None
+        self._table = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
+        self._update_table()
 
     # ------------------------------------------------------------------ model
     def config(self) -> tpv.TPVConfig:
@@ -122,20 +209,28 @@ class TPVExplorer(ExplorerBase):
         return _ANALYSES.get(self._key())
 
     def plot_data(self) -> dict:
-        """The numbers behind the views. Before Run for these settings: the quantization
-        trace form of the untrained student (``trained`` False, no table)."""
-        bits = np.arange(1, 17)
+        """The numbers behind the views (memoised per settings: both figures and the table
+        ask on every step). Before Run for these settings: the quantization trace form of
+        the untrained student (``trained`` False, no table)."""
         an = self._analysis()
+        key = (tuple(getattr(self, p) for p in _PARAMS), id(an))
+        if self._memo is None or self._memo[0] != key:
+            self._memo = (key, self._plot_data(an))
+        return self._memo[1]
+
+    def _plot_data(self, an: dict | None) -> dict:
+        bits = ALL_BITS
         if an is None:
             tr, te, rng = untrained_traces(*self._key())
-            sig2 = (rng / (2.0**bits - 1)) ** 2 / 12
-            now = (rng / (2.0**self.bits - 1)) ** 2 / 12
+            now = float(quant_variance(rng, self.bits))
             empty = np.zeros(0)
             points = {p: np.zeros((0, 2)) for p in tpv.PERTURBATIONS}
             points["quant"] = np.array([[now * tr, now * te]])
+            sig2 = quant_variance(rng, bits)
             return {"trained": False, "points": points, "bits": bits,
-                    "trace_train": sig2 * tr, "trace_test": sig2 * te, "mc_bits": empty,
-                    "mc": empty, "mc_trace": empty, "table": []}
+                    "trace_train": sig2 * tr, "trace_test": sig2 * te,
+                    "bits_trace": sig2 * tr, "mc_bits": empty, "mc": empty,
+                    "mc_trace": empty, "table": []}
         curv = an["curv"]
         forms = tpv.trace_forms(curv, self.bits, self.sgd_lr, self.sgd_batch,
                                 self.label_sigma, self.label_lambda)
@@ -144,103 +239,110 @@ class TPVExplorer(ExplorerBase):
         points["prune"] = np.concatenate(
             [np.stack([tr.numpy(), te.numpy()], 1)
              for tr, te in zip(curv.neuron["train"], curv.neuron["test"])]).astype(float)
-        rng = curv.w_max - curv.w_min
-        sig2 = (rng / (2.0**bits - 1)) ** 2 / 12
+        sig2 = quant_variance(curv.w_max - curv.w_min, bits)
         mc = an["mc"]
+        mc_bits = np.array([r["bits"] for r in mc], dtype=float)
+        mc_trace = np.array([r["trace"] for r in mc])
+        # the Monte Carlo inputs' trace form over every bit: sigma_q^2 scales as (2^b - 1)^-2
+        bits_trace = mc_trace[0] * ((2.0 ** mc_bits[0] - 1) / (2.0 ** bits - 1)) ** 2
         table = [{"perturbation": LABELS[p], "train": float(points[p][:, 0].sum()),
                   "test": float(points[p][:, 1].sum()),
                   "ratio": float(points[p][:, 0].sum() / max(points[p][:, 1].sum(), 1e-300))}
                  for p in tpv.PERTURBATIONS]
         return {"trained": True, "points": points, "bits": bits,
                 "trace_train": sig2 * curv.trace_heff["train"],
-                "trace_test": sig2 * curv.trace_heff["test"],
-                "mc_bits": np.array([r["bits"] for r in mc], dtype=float),
-                "mc": np.array([r["mc"] for r in mc]),
-                "mc_trace": np.array([r["trace"] for r in mc]), "table": table}
+                "trace_test": sig2 * curv.trace_heff["test"], "bits_trace": bits_trace,
+                "mc_bits": mc_bits, "mc": np.array([r["mc"] for r in mc]),
+                "mc_trace": mc_trace, "table": table}
 
     # ------------------------------------------------------------------ views
-    def _message_plot(self, text: str) -> hv.Element:
-        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, min_height=320)
-
-    @param.depends("teacher", "width", "depth", "n_train", "seed", "perturbation", "bits",
-                   "label_sigma", "label_lambda", "sgd_lr", "sgd_batch", "run")
-    def tpv_view(self) -> hv.Overlay | hv.Element:
+    @param.depends(*_PARAMS, "run_done")
+    def tpv_view(self) -> Chart:
         """TPV on training inputs vs on test inputs for the chosen perturbation (log-log)."""
         d = self.plot_data()
         shown = self.perturbation if d["trained"] else "quant"
-        pts = d["points"][shown]
-        pts = pts[(pts > 0).all(1)]  # a neuron dead on one split has TPV 0: off a log axis
-        lo = float(pts.min()) / 2 if pts.size and pts.min() > 0 else 1e-12
-        hi = float(pts.max()) * 2 if pts.size else 1.0
-        line = hv.Curve([(lo, lo), (hi, hi)], "TPV (train inputs)", "TPV (test inputs)",
-                        label="y = x").opts(color="grey", line_dash="dashed")
-        what = ("one point per hidden neuron (du = -w_g)" if shown == "prune"
-                else "trace form Tr(H_eff C)")
-        title = f"{LABELS[shown]}: {what}"
-        if not d["trained"]:
-            title = "UNTRAINED student, quantization (press Run to train)"
-        scatter = hv.Scatter(pts, "TPV (train inputs)", "TPV (test inputs)",
-                             label=LABELS[shown]).opts(color=COLORS[shown], size=8)
-        return (line * scatter).opts(logx=True, logy=True, title=title,
-                                     legend_position="top_left", responsive=True,
-                                     min_height=320)
+        return tpv_chart(d["points"][shown], shown, d["trained"])
 
-    @param.depends("teacher", "width", "depth", "n_train", "seed", "bits", "run")
-    def bits_view(self) -> hv.Overlay | hv.Element:
-        """Quantization TPV vs bits: trace form (train, test) and Monte Carlo (F2)."""
+    @param.depends("teacher", "width", "depth", "n_train", "seed", "bits", "run_done")
+    def bits_view(self) -> Chart:
+        """Quantization TPV vs bits: trace form and (after Run) Monte Carlo (F2)."""
         d = self.plot_data()
-        if not d["trained"]:
-            return plot_quant_bits_curves(d["bits"], d["trace_train"], None, self.bits).opts(
-                title="UNTRAINED student: trace form vs bits (Run adds Monte Carlo)")
-        return plot_quant_bits_curves(d["mc_bits"], d["mc_trace"], d["mc"], self.bits)
+        return quant_bits_chart(d["bits"], d["bits_trace"], d["mc_bits"], d["mc"], self.bits,
+                                d["trained"])
 
-    @param.depends("teacher", "width", "depth", "n_train", "seed", "bits", "label_sigma",
-                   "label_lambda", "sgd_lr", "sgd_batch", "run")
-    def table_view(self) -> hv.Table | hv.Element:
-        """Train and test TPV of every perturbation, and their ratio."""
+    def live_charts(self) -> list:
+        return [self.tpv_view, self.bits_view]
+
+    @param.depends(*_PARAMS, "run_done")
+    def table_view(self) -> str:
+        """Train and test TPV of every perturbation and their ratio (markdown), or what to
+        press before Run."""
         d = self.plot_data()
         if not d["table"]:
-            return self._message_plot("")
-        an = self._analysis()
-        info = an["info"]
-        rows = [(r["perturbation"], f"{r['train']:.3e}", f"{r['test']:.3e}",
-                 f"{r['ratio']:.3f}") for r in d["table"]]
-        rows.append(("student MSE train/test", f"{info['loss_train']:.4f}",
-                     f"{info['loss_test']:.4f}", f"gap {info['gap']:.4f}"))
-        return hv.Table(rows, ["TPV of", "train inputs", "test inputs", "train / test"]).opts(
-            width=640, height=200)
+            return ("**TPV table:** press **Run (train)** to train this student and compute "
+                    "every perturbation's TPV on training and test inputs.")
+        info = self._analysis()["info"]
+        rows = [f"| {r['perturbation']} | {r['train']:.3e} | {r['test']:.3e} | "
+                f"{r['ratio']:.3f} |" for r in d["table"]]
+        rows.append(f"| student MSE | {info['loss_train']:.4f} | {info['loss_test']:.4f} | "
+                    f"gap {info['gap']:.4f} |")
+        return "\n".join([f"| TPV ({TPV_UNIT}) of | training inputs | test inputs | "
+                          "train / test |", "|---|---:|---:|---:|", *rows])
+
+    @param.depends(*_PARAMS, "run_done", watch=True)
+    def _update_table(self) -> None:
+        text = self.table_view()
+        if self._table.object != text:
+            self._table.object = text
+
+    @param.depends(*_PARAMS, watch=True)
+    def _update_alert(self) -> None:
+        self._show_error()
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        try:
-            self.config()
-        except ValueError as e:
-            self._alert.object, self._alert.visible = str(e), True
+        self._show_error()
+        if self._error():
             return
-        self._progress.visible, self._progress.active = True, True
-        try:
-            analyse_student(*self._key())
-            self._alert.visible = False
-        except Exception as e:  # noqa: BLE001 - never kill the server from a callback
-            self._alert.object, self._alert.visible = f"Run failed: {e}", True
-        finally:
-            self._progress.active, self._progress.visible = False, False
+        key, seed = self._key(), self.seed
+        teacher, width, depth, n_train, _ = key
+        if key in _ANALYSES:
+            self.run_stages([("this student was analysed earlier: redrawing",
+                              lambda: None)], lambda _results: None)
+            return
+        trained: dict = {}
+
+        def fit():
+            trained["model"], trained["data"], trained["info"] = train(*key)
+
+        stages = [
+            (f"training the student: {teacher} teacher, width {width}, depth {depth}, "
+             f"{n_train} inputs ({tpv.SCALES['quick'].steps} full-batch Adam steps; "
+             "cached on disk)", fit),
+            (f"estimating per-sample Jacobians on {n_train} training and {N_TEST} test "
+             "inputs (H_eff traces, NTK Grams, neuron TPVs)",
+             lambda: tpv.curvature(trained["model"], trained["data"])),
+            (f"estimating Monte Carlo quantization TPV: {MC_DRAWS} draws x {len(BITS)} bit "
+             f"widths on {MC_INPUTS} training inputs",
+             lambda: monte_carlo(trained["model"], trained["data"], seed))]
+
+        def keep(results):
+            _, curv, mc = results
+            _store(key, {"info": trained["info"], "curv": curv, "mc": mc})
+
+        self.run_stages(stages, keep)
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run (train)"}})
+        scatter, bits = self.live_panes()
         return pn.Row(
-            pn.Column(controls, width=320),
-            pn.Column(self._alert, self._progress,
-                      pn.Row(pn.pane.HoloViews(hv.DynamicMap(self.tpv_view),
-                                               sizing_mode="stretch_width"),
-                             pn.pane.HoloViews(hv.DynamicMap(self.bits_view),
-                                               sizing_mode="stretch_width"),
-                             sizing_mode="stretch_width"),
-                      pn.panel(self.table_view, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width"),
+            pn.Column(controls, self.run_status, width=320),
+            pn.Column(self._alert,
+                      pn.Row(scatter, bits, sizing_mode="stretch_width"),
+                      pn.pane.Markdown(CAPTION, sizing_mode="stretch_width"),
+                      self._table, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
 
@@ -254,7 +356,7 @@ def plot_scatter(df, perturbations=("quant", "sgd", "label")) -> hv.Layout:
         sub = df[df.perturbation == p]
         lo, hi = float(sub[["tpv_train", "tpv_test"]].min().min()) / 2, \
             float(sub[["tpv_train", "tpv_test"]].max().max()) * 2
-        line = hv.Curve([(lo, lo), (hi, hi)], "TPV train", "TPV test").opts(
+        line = hv.Curve([(lo, lo), (hi, hi)], "tpv_train", "tpv_test", label="y = x").opts(
             color="grey", line_dash="dashed")
         layers = [line]
         for n, marker in zip(sorted(sub.n_train.unique()), ["triangle", "circle", "square"]):
@@ -264,24 +366,10 @@ def plot_scatter(df, perturbations=("quant", "sgd", "label")) -> hv.Layout:
                 color="gap", cmap="viridis", colorbar=True, marker=marker, size=9,
                 tools=["hover"], clabel="test - train MSE"))
         panels.append(hv.Overlay(layers).opts(
-            logx=True, logy=True, title=LABELS[p], legend_position="top_left",
-            xlabel="TPV (train inputs)", ylabel="TPV (test inputs)", responsive=True,
-            min_height=340))
+            logx=True, logy=True, title=LABELS[p], legend_position="top",
+            xlabel=f"TPV on training inputs ({TPV_UNIT})",
+            ylabel=f"TPV on test inputs ({TPV_UNIT})", responsive=True, min_height=340))
     return hv.Layout(panels).cols(len(panels))
-
-
-def plot_quant_bits_curves(bits, trace, mc, current=None) -> hv.Overlay:
-    """Trace form and Monte Carlo quantization TPV against bits (log y)."""
-    layers = [hv.Curve((bits, trace), "bits", "quantization TPV", label="trace form")
-              .opts(color="#1f77b4")]
-    if mc is not None:
-        layers.append(hv.Scatter((bits, mc), "bits", "quantization TPV", label="Monte Carlo")
-                      .opts(color="black", size=7))
-    if current is not None:
-        layers.append(hv.VLine(current).opts(color="grey", line_dash="dotted"))
-    return hv.Overlay(layers).opts(logy=True, title="Quantization TPV vs bits (slope 4^-b)",
-                                   legend_position="top_right", responsive=True,
-                                   min_height=320)
 
 
 def plot_quant_bits(df) -> hv.Overlay:
@@ -289,14 +377,18 @@ def plot_quant_bits(df) -> hv.Overlay:
     layers = []
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
     for (w, sub), color in zip(df.groupby("width"), palette):
-        layers += [hv.Curve((sub.bits, sub.trace), "bits", "quantization TPV",
+        layers += [hv.Curve((sub.bits, sub.trace), "bits b", f"quantization TPV ({TPV_UNIT})",
                             label=f"width {w}: trace").opts(color=color),
-                   hv.Scatter((sub.bits, sub.mc), "bits", "quantization TPV",
+                   hv.Scatter((sub.bits, sub.mc), "bits b", f"quantization TPV ({TPV_UNIT})",
                               label=f"width {w}: MC").opts(color=color, size=8,
                                                            marker="circle")]
     return hv.Overlay(layers).opts(logy=True, title="Quantization TPV: trace vs Monte Carlo",
-                                   legend_position="top_right", responsive=True,
+                                   legend_position="right", responsive=True,
                                    min_height=340)
+
+
+PRUNING_Y = {"test_loss": "test loss (cross-entropy, nats)",
+             "test_acc": "test accuracy (share correct)"}
 
 
 def plot_pruning(df, y: str = "test_loss") -> hv.Overlay:
@@ -304,10 +396,11 @@ def plot_pruning(df, y: str = "test_loss") -> hv.Overlay:
     colors = {"jbr": "#d62728", "magnitude": "#1f77b4", "random": "#7f7f7f"}
     names = {"jbr": "JBR (TPV of removal)", "magnitude": "magnitude", "random": "random"}
     return hv.Overlay([
-        hv.Curve((sub.sparsity, sub[y]), "neuron sparsity", y.replace("_", " "),
+        hv.Curve((sub.sparsity, sub[y]), "neuron sparsity (share of hidden neurons removed)",
+                 PRUNING_Y.get(y, y.replace("_", " ")),
                  label=names.get(c, c)).opts(color=colors.get(c, "black"))
         for c, sub in df.groupby("criterion")]).opts(
-        title="Structured pruning on digits (no fine-tuning)", legend_position="top_left",
+        title="Pruning on digits (no fine-tuning)", legend_position="top",
         responsive=True, min_height=340)
 
 
