@@ -20,7 +20,7 @@ from icml26.claims import (
     table_rows,
     to_json,
 )
-from icml26.dashboards import cli
+from icml26.dashboards.app import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +84,7 @@ def test_library_imports_no_plotting_stack(slug):
 
 
 def test_claims_cli_never_imports_panel():
-    code = ("import sys; from icml26.dashboards import cli; cli.main(['list']); "
+    code = ("import sys; from icml26.dashboards.app import cli; cli.main(['list']); "
             "assert 'panel' not in sys.modules and 'holoviews' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 

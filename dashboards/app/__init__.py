@@ -1,7 +1,21 @@
 """What every app shares: the Explorer base (settings alert, live figures, the Run), the
-page, the index, the live figures, the page settings and the ``icml26`` command line."""
+page, the index, the live figures, the page settings, the static report and the ``icml26``
+command line.
 
-from icml26.dashboards.app.live import Chart, Series, show
-from icml26.dashboards.app.page import ExplorerBase, message_plot, paper_page
+The names below load lazily, so the command line (``icml26 claims``) never imports panel.
+"""
 
-__all__ = ["Chart", "ExplorerBase", "Series", "message_plot", "paper_page", "show"]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {"Chart": "live", "Series": "live", "show": "live", "ExplorerBase": "page",
+            "message_plot": "page", "paper_page": "page"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
