@@ -250,7 +250,10 @@ PLOTS_JS = """() => {
       renderers.push({glyph: r.glyph.type, rows: r.data_source.get_length() ?? 0,
                       x: column(r, 'x'), y: column(r, 'y')});
     }
-    out.push({id: m.id, title, box: [box.x, box.y, box.width, box.height],
+    const axes = [...(m.below || []), ...(m.left || [])]
+      .filter((a) => a.visible && 'axis_label' in a)
+      .map((a) => { const l = a.axis_label; return l == null ? '' : String(l.text ?? l); });
+    out.push({id: m.id, title, axes, box: [box.x, box.y, box.width, box.height],
               frame: [box.x + f.x, box.y + f.y, f.width, f.height],
               x_range: [m.x_range.start, m.x_range.end], y_range: [m.y_range.start, m.y_range.end],
               renderers});
@@ -301,6 +304,9 @@ def figure_problems(page, where: str) -> list[str]:
         if w < 20 or h < 20:
             problems.append(f"{name} has a frame of {w:.0f} x {h:.0f} px (not laid out)")
             continue
+        unnamed = [a for a in p["axes"] if a.strip().lower() in ("", "x", "y")]
+        if unnamed:
+            problems.append(f"{name} has axes without a quantity: {p['axes']}")
         if not any(r["rows"] > 0 for r in p["renderers"]):
             problems.append(f"{name} has no glyph with data")
             continue

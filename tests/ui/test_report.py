@@ -44,6 +44,7 @@ def offline(browser):
 def test_index_lists_every_paper(site, offline):
     page, blocked, errors = offline
     page.goto((site / "index.html").as_uri())
+    page.screenshot(path=str(site / "index.png"), full_page=True)
     text = page.inner_text("body")
     for p in papers.PAPERS:
         assert p.slug in text, p.slug
