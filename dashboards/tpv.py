@@ -130,8 +130,10 @@ def tpv_chart(points: np.ndarray, perturbation: str, trained: bool) -> Chart:
     """TPV on training inputs against TPV on test inputs (log-log) with the line y = x."""
     pts = np.asarray(points, dtype=float).reshape(-1, 2)
     pts = pts[(pts > 0).all(1)]  # a neuron dead on one split has TPV 0: off a log axis
-    lo = float(pts.min()) / 2 if pts.size else 1e-12
-    hi = float(pts.max()) * 2 if pts.size else 1.0
+    # y = x spans whole decades around the points: the log axes then tick at powers of ten
+    # (a narrower span labels crowded minor ticks such as 7.000e-5 8.000e-5)
+    lo = 10.0 ** np.floor(np.log10(pts.min()) - 0.5) if pts.size else 1e-12
+    hi = 10.0 ** np.ceil(np.log10(pts.max()) + 0.5) if pts.size else 1.0
     title = (f"Train vs test TPV: {LABELS[perturbation]}" if trained
              else "Untrained student: quantization (Run trains)")
     return Chart(title, f"TPV on training inputs ({TPV_UNIT})",
@@ -145,7 +147,8 @@ def quant_bits_chart(bits, trace, mc_bits, mc, current: int | None, trained: boo
     """Quantization TPV against bits: trace form (line), Monte Carlo (points), the chosen
     bits (dotted)."""
     series = [Series(COLORS["quant"], bits, trace, "trace form"),
-              Series("black", mc_bits, mc, "Monte Carlo", kind="scatter")]
+              Series("black", mc_bits, mc, "Monte Carlo" if trained else
+                     "Monte Carlo (after Run)", kind="scatter")]
     if current is not None:
         series.append(Series("grey", kind="vline", at=current, dash="dotted"))
     title = "Quantization TPV vs bits" if trained else "Untrained: quantization TPV vs bits"
@@ -335,7 +338,10 @@ class TPVExplorer(ExplorerBase):
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run (train)"}})
+            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run (train)"},
+            "sgd_lr": {"type": pn.widgets.FloatSlider, "format": "0.0000"},
+            "label_lambda": {"type": pn.widgets.FloatSlider, "format": "0.000"},
+            "label_sigma": {"type": pn.widgets.FloatSlider, "format": "0.000"}})
         scatter, bits = self.live_panes()
         return pn.Row(
             pn.Column(controls, self.run_status, width=320),
