@@ -222,6 +222,54 @@ def test_cluster_gain_loses_l2_on_heavy_tailed_norms():
     assert err["GSRQ (per-token gain)"] < err["GSRQ (cluster gain)"]
 
 
+# --------------------------------------------------------------------------- held-out scoring
+#: A claims config at unit-test size: 256 rows fit, 256 more held out, d = 16, K = 16.
+SMALL = GSRQConfig(data=KVDataConfig(n=256, dim=16), n_codes=16, claim_stages=2, iters=4)
+
+
+def held_out_metrics(data, q, seed):
+    """What rq_curve must report, recomputed here: 2n rows drawn, fit on the first n, score
+    the other n."""
+    x = make_kv_data(replace(data, n=2 * data.n), gsrq.data_generator(seed))
+    half = data.n
+    res = fit_rq(x[:half], q, gsrq.fit_generator(seed))
+    return [metrics(x[half:], gsrq.rq_reconstruct(x[half:], res.stages, m))
+            for m in range(1, q.stages + 1)], res.metrics
+
+
+def test_curves_score_rows_the_codebooks_never_saw(tmp_path, monkeypatch):
+    """A KV codebook is calibrated once and applied to new tokens: F1/F2 and the claims
+    score the held-out half; the in-sample numbers are kept beside them as fit_*."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    q = SMALL.quant("GSRQ (cluster gain)")
+    rows = gsrq.rq_curve(SMALL.data, q, 3)
+    held, fitted = held_out_metrics(SMALL.data, q, 3)
+    for row, h, f in zip(rows, held, fitted, strict=True):
+        assert {k: row[k] for k in h} == pytest.approx(h, rel=1e-6)
+        assert {k: row[f"fit_{k}"] for k in h} == pytest.approx({k: f[k] for k in h})
+        assert row["rel_l2"] > row["fit_rel_l2"]  # 16 codes on 256 rows overfit a little
+        assert (row["n_fit"], row["n_scored"], row["shared_rows"]) == (256, 256, 0)
+
+
+def test_mutation_scoring_on_the_fitting_rows_fails_the_claims(tmp_path, monkeypatch):
+    """Mutation: score the codebooks on the rows they were fitted on (the old in-sample
+    measurement).  The claims must fail (NaN, with the reason), not report rosier numbers."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    experiments = importlib.import_module("icml26.gsrq.experiments")
+    monkeypatch.setattr(experiments, "split_rows",
+                        lambda x: (x[: len(x) // 2], x[: len(x) // 2]))
+    out = {c.name: c for c in gsrq.claims_for(SMALL, 0, lm=False)}
+    assert len(out) == 4
+    for c in out.values():
+        assert math.isnan(c.measured) and not c.holds and "in-sample" in c.note
+    q = SMALL.quant("RQ-kmeans")
+    row = gsrq.rq_curve(SMALL.data, q, 0)[-1]
+    assert row["shared_rows"] == row["n_scored"] and row["rel_l2"] == row["fit_rel_l2"]
+    with pytest.raises(AssertionError):  # and the recomputation above sees it too
+        assert row["rel_l2"] == pytest.approx(held_out_metrics(SMALL.data, q, 0)[0][-1]
+                                              ["rel_l2"], rel=1e-6)
+
+
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("cfg", "match"), [
     (QuantConfig(n_codes=0), "n_codes"),

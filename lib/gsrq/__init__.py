@@ -38,7 +38,12 @@ Reconstructed (ours, verified by the spec's probe and by the claims below):
 * synthetic KV-like data: anisotropic channels (std ``j^-decay``) with a few outlier channels,
   directions then rescaled to equal norms, optionally times a lognormal per-token norm factor.
 
-What holds at quick scale (seeds 0-4): shrinkage, GSKM's better direction at matched (in fact
+A KV codebook is calibrated once and applied to new tokens, so every quantizer is scored on
+rows its codebooks never saw: ``N`` rows fit the codebooks and ``N`` more are scored
+(``experiments.rq_curve``); the tiny LM's codebooks are calibrated on training windows and
+scored on validation windows.
+
+What holds at quick scale (seeds 0-6): shrinkage, GSKM's better direction at matched (in fact
 lower) l2 on equal-norm data, the per-token gain on heavy-tailed data; NOT the tiny-LM win at
 1 bit (GSRQ's perplexity is 0.4-1% worse than RQ-kmeans' there; ``tiny_lm_one_bit`` note).
 
@@ -68,6 +73,8 @@ from icml26.gsrq.experiments import (
     fit_generator,
     lm_config,
     rq_curve,
+    shared_rows,
+    split_rows,
     trained_tiny_lm,
 )
 from icml26.gsrq.quantizer import (
@@ -85,6 +92,7 @@ from icml26.gsrq.quantizer import (
     fit_stage,
     kmeans_pp_init,
     metrics,
+    rq_metrics,
     rq_reconstruct,
 )
 
@@ -94,6 +102,6 @@ __all__ = [
     "QuantConfig", "RQResult", "Stage", "assign", "benchmark_data", "bits_per_element",
     "claims", "claims_for", "config_for", "data_generator", "figure_rate_distortion_data",
     "figure_shrinkage_data", "figure_tiny_lm_data", "fit_generator", "fit_rq", "fit_stage",
-    "kmeans_pp_init", "lm_config", "make_kv_data", "metrics", "rq_curve", "rq_reconstruct",
-    "tiny_lm", "trained_tiny_lm",
+    "kmeans_pp_init", "lm_config", "make_kv_data", "metrics", "rq_curve", "rq_metrics",
+    "rq_reconstruct", "shared_rows", "split_rows", "tiny_lm", "trained_tiny_lm",
 ]

@@ -17,7 +17,13 @@ import torch
 from icml26.common import cached, generator
 from icml26.common import config_for as preset
 from icml26.gsrq.data import EQUAL_NORM, KVDataConfig, make_kv_data
-from icml26.gsrq.quantizer import VARIANTS, QuantConfig, bits_per_element, fit_rq
+from icml26.gsrq.quantizer import (
+    VARIANTS,
+    QuantConfig,
+    bits_per_element,
+    fit_rq,
+    rq_metrics,
+)
 from icml26.gsrq.tiny_lm import (
     TinyLMConfig,
     collect_kv,
@@ -37,7 +43,8 @@ CACHE_VERSION = 1
 class GSRQConfig:
     """One scale of the experiments. Quick defaults fit CI; ``SCALES["paper"]`` is closer."""
 
-    data: KVDataConfig = EQUAL_NORM  # F2's equal-norm setting (the binding claims)
+    data: KVDataConfig = EQUAL_NORM  # F2's equal-norm setting (the binding claims); n rows
+    # fit the codebooks and n more, held out, score them (rq_curve)
     heavy_tail: float = 0.8  # F2's heavy-tailed setting: lognormal norm sigma (spec)
     n_codes: int = 256  # K of the claims (spec)
     claim_stages: int = 4  # stages of the claims: 0.25 bit/element at d = 128 (spec)
@@ -103,19 +110,53 @@ def fit_generator(seed: int) -> torch.Generator:
     return generator(10_007 + seed)
 
 
+def split_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fitting rows and the held-out rows of ``x [2N, d]``: its first and second half.
+
+    A KV codebook is calibrated once and then applied to new tokens, so F1, F2 and the claims
+    score every quantizer on rows its codebooks never saw (the rows are i.i.d. draws).
+    """
+    half = x.shape[0] // 2
+    if half < 1:
+        raise ValueError(f"need N >= 2 rows to hold half of them out, got N={x.shape[0]}")
+    return x[:half], x[half:]
+
+
+def shared_rows(fit: torch.Tensor, scored: torch.Tensor) -> int:
+    """How many rows of ``scored`` are also rows of ``fit`` (bit for bit): 0 when held out."""
+    seen = {row.tobytes() for row in fit.cpu().numpy()}
+    return sum(row.tobytes() in seen for row in scored.cpu().numpy())
+
+
 def rq_curve(data: KVDataConfig, qcfg: QuantConfig, seed: int = 0,
              impl: str = "auto") -> list[dict]:
-    """Per-stage metrics of one RQ fit on one synthetic data set (cached)."""
+    """Per-stage metrics of one RQ fit on one synthetic data set (cached).
+
+    ``2 data.n`` rows are drawn; the codebooks are fitted on the first ``data.n``
+    (:func:`split_rows`, the spec's calibration size) and ``cos``, ``rel_l2`` and
+    ``norm_ratio`` are scored on the other ``data.n``, held out; ``fit_cos``, ``fit_rel_l2``
+    and ``fit_norm_ratio`` are the same on the fitting rows (in-sample, for comparison);
+    ``n_fit`` / ``n_scored`` count the rows and ``shared_rows`` how many scored rows were also
+    fitted (0, checked by the claims).
+    """
 
     def compute():
-        x = make_kv_data(data, data_generator(seed))
-        return fit_rq(x, qcfg, fit_generator(seed), impl=impl).metrics
+        x = make_kv_data(replace(data, n=2 * data.n), data_generator(seed))
+        fit, scored = split_rows(x)
+        res = fit_rq(fit, qcfg, fit_generator(seed), impl=impl)
+        common = {"n_fit": fit.shape[0], "n_scored": scored.shape[0],
+                  "shared_rows": shared_rows(fit, scored)}
+        return [{**row, **{f"fit_{k}": row[k] for k in ("cos", "rel_l2", "norm_ratio")},
+                 **held, **common}
+                for row, held in zip(res.metrics, rq_metrics(scored, res.stages, impl))]
 
-    return cached(PAPER, "rq", {"data": data, "quant": qcfg}, seed, CACHE_VERSION, compute)
+    return cached(PAPER, "rq_new_rows", {"data": data, "quant": qcfg}, seed, CACHE_VERSION,
+                  compute)
 
 
 def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list[dict]:
-    """F1: mean norm ratio ``||x_hat|| / ||x||`` of one-stage k-means vs ``d`` and ``K``.
+    """F1: mean norm ratio ``||x_hat|| / ||x||`` of one-stage k-means vs ``d`` and ``K``, on
+    held-out rows (``fit_norm_ratio``: on the fitting rows).
 
     ``progress()`` is called after each of the ``len(shrink_codes) * len(shrink_dims)`` fits.
     """
@@ -127,7 +168,7 @@ def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list
             q = QuantConfig(n_codes=k, stages=1, method="kmeans", iters=cfg.iters)
             m = rq_curve(data, q, seed)[0]
             rows.append({"K": k, "dim": d, "bits": m["bits"], "norm_ratio": m["norm_ratio"],
-                         "cos": m["cos"]})
+                         "cos": m["cos"], "fit_norm_ratio": m["fit_norm_ratio"]})
             if progress is not None:
                 progress()
     return rows
@@ -136,7 +177,8 @@ def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list
 def figure_rate_distortion_data(cfg: GSRQConfig, seed: int = 0,
                                 settings: tuple[str, ...] = ("equal-norm", "heavy-tailed"),
                                 sweep: bool = True, progress=None) -> list[dict]:
-    """F2: mean cosine / relative l2 / norm ratio vs bits per element, per variant and data.
+    """F2: mean cosine / relative l2 / norm ratio vs bits per element, per variant and data,
+    scored on held-out rows (the in-sample values as ``fit_*``; see :func:`rq_curve`).
 
     Two codebook sizes: ``K = n_codes`` for ``claim_stages`` stages (the claims read these
     rows) and, when ``sweep``, the cheap ``K = sweep_codes`` up to ``sweep_max_bits``.

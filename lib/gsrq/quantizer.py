@@ -276,13 +276,17 @@ def fit_rq(x: torch.Tensor, cfg: QuantConfig, generator: torch.Generator,
     return RQResult(stages, rows, x_hat)
 
 
-def rq_reconstruct(x: torch.Tensor, stages: list[Stage], n_stages: int | None = None,
-                   impl: str = "auto") -> torch.Tensor:
-    """Encode and decode new rows ``x [N, d]`` with the first ``n_stages`` fitted stages."""
+def _check_codebook_dim(x: torch.Tensor, stages: list[Stage]) -> None:
     _check_data(x)
     if stages and stages[0].shapes.shape[1] != x.shape[1]:
         raise ValueError(f"x has d={x.shape[1]} but the codebooks have "
                          f"d={stages[0].shapes.shape[1]}")
+
+
+def rq_reconstruct(x: torch.Tensor, stages: list[Stage], n_stages: int | None = None,
+                   impl: str = "auto") -> torch.Tensor:
+    """Encode and decode new rows ``x [N, d]`` with the first ``n_stages`` fitted stages."""
+    _check_codebook_dim(x, stages)
     n_stages = len(stages) if n_stages is None else n_stages
     check_int("n_stages", n_stages, 0, len(stages))
     resid, x_hat = x.clone(), torch.zeros_like(x)
@@ -290,3 +294,15 @@ def rq_reconstruct(x: torch.Tensor, stages: list[Stage], n_stages: int | None = 
         _, q = assign(resid, stage, impl)
         resid, x_hat = resid - q, x_hat + q
     return x_hat
+
+
+def rq_metrics(x: torch.Tensor, stages: list[Stage], impl: str = "auto") -> list[dict]:
+    """:func:`metrics` of new rows ``x [N, d]`` coded with the first 1, 2, ..., M fitted stages
+    (one pass: stage ``m`` codes the residual left by stages ``1..m-1``)."""
+    _check_codebook_dim(x, stages)
+    resid, x_hat, out = x.clone(), torch.zeros_like(x), []
+    for stage in stages:
+        _, q = assign(resid, stage, impl)
+        resid, x_hat = resid - q, x_hat + q
+        out.append(metrics(x, x_hat))
+    return out
