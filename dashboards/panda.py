@@ -1,27 +1,50 @@
 """Explorer for "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games" (PANDA).
 
-Live view (analytic): the penalty schedule ``rho_k`` and PANDA's step size over the run.
-Behind the Run button (with progress; results cached on disk): the game instance, the
-landscape sweep ``Phi(x)`` over a grid of incentives (batched lower-level solves whose soft
-Bellman backups run in ``icml26.kernels.soft_bellman``), the brute-force ``Phi*``, PANDA and
-the baselines, the NI gap with ``rho_k``, and the second-order-graph detector's counts.
+Live figures (analytic): the penalty schedule ``rho_k`` and PANDA's step sizes over the run.
+Behind the Run button (one stage with the lib's sub-stages and a progress bar; results cached
+on disk): the game instance, the landscape sweep ``Phi(x)`` over a grid of incentives
+(batched lower-level solves), the brute-force ``Phi*``, PANDA from a cold start and the
+baselines at its budget of oracle calls, the NI gap with ``rho_k``, and the second-order
+detector's counts. The app's default is a shorter PANDA run than the claims' quick scale, so
+a Run at the defaults answers in a few minutes on 2 cores (see ``iterations``).
 
 Serve alone with ``panel serve dashboards/panda.py`` or with every paper via ``icml26 serve``.
 """
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
+from bokeh.models import ColorBar, Legend, LegendItem, LinearColorMapper
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure as bokeh_figure
 
 from icml26 import panda as lib
-from icml26.dashboards.app import ExplorerBase, paper_page
-from icml26.dashboards.app.runview import run_results
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app.live import LiveFigures
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
+METHOD_SHORT = {"panda": "PANDA", "ignore": "ignore response (ref.)",
+                "unrolled": "unrolled GDA", "implicit": "implicit (AID)"}
+#: what the lib's progress stages compute (shown while the Run goes)
+STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive grid (batched "
+                        "lower-level solves)",
+              "panda": "PANDA, {iterations} first-order steps from a cold start (then the "
+                       "second-order detector's window)",
+              "ignore": "reference: descent ignoring the players' response",
+              "unrolled": "baseline: unrolled descent-ascent at PANDA's oracle budget",
+              "implicit": "baseline: implicit differentiation (GDA + MINRES) at PANDA's budget",
+              "implicit_exact": "reference: exact implicit hypergradient",
+              "evaluate": "true Phi(x_k) along every trace", "done": "done"}
+#: PANDA steps of the app's default Run: the claims' quick scale uses the spec probe's 6000,
+#: which take ~6x longer (see the ``iterations`` doc)
+APP_ITERATIONS = 200
+LIVE_CAPTION = (
+    "*Live:* the penalty rho_k = rho_0 + growth k on the Nikaido-Isoda gap and PANDA's Adam "
+    "step sizes (policy logits and incentive x), decayed linearly to 1% over the final "
+    "`anneal` fraction of the run.")
 
 
 class PandaExplorer(ExplorerBase):
@@ -52,10 +75,16 @@ class PandaExplorer(ExplorerBase):
     anneal = param.Number(0.2, bounds=(0.0, 1.0), step=0.05,
                           doc="Final fraction of the run over which the step sizes decay "
                               "linearly to 1% (ours; 0 = constant).")
-    iterations = param.Integer(lib.config_for("quick").panda.iterations, bounds=(100, 12000),
-                               step=100, doc="PANDA iterations from a cold start (quick scale: "
-                                             "the spec probe's 6000); the related baselines "
-                                             "run at PANDA's budget of oracle calls.")
+    iterations = param.Integer(APP_ITERATIONS, bounds=(100, 12000), step=100,
+                               doc=f"PANDA iterations from a cold start. The related baselines "
+                                   f"run at PANDA's budget of oracle calls, so a Run's cost "
+                                   f"grows linearly with it: ~0.9 s per step on 2 busy cores "
+                                   f"(1000 steps took 15 min: PANDA 2 min, unrolled 7 min, "
+                                   f"implicit 5.5 min), so the app's default {APP_ITERATIONS} "
+                                   f"answers in a few minutes but leaves PANDA unconverged; "
+                                   f"the claims' quick scale uses the spec probe's "
+                                   f"{lib.config_for('quick').panda.iterations} (cached once "
+                                   f"the notebook or the claims ran it).")
     warm_start = param.Boolean(False, doc="Warm start (NOT the paper's method): the lower "
                                           "level starts at the exact saddle point of x0 "
                                           "(Newton with analytic second-order Jacobians).")
@@ -68,20 +97,21 @@ class PandaExplorer(ExplorerBase):
                                  doc="Methods to run (PANDA always runs).")
     grid = param.Integer(33, bounds=(9, 41), step=2,
                          doc="Landscape / oracle grid points per axis over [-R, R]^2, R the "
-                             "provable radius of the minimiser.")
+                             "provable radius of the minimiser (33: ~20 s of the Run).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the random game instance.")
     run = param.Event(doc="Solve the landscape, run the methods (cached on disk).")
 
     _SETTINGS = ("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost", "rho0",
                  "rho_growth", "lr", "lr_x", "anneal", "iterations", "warm_start", "baseline_lr",
                  "unrolled_steps", "methods", "grid", "seed")
+    _LIVE = ("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
 
     def __init__(self, **params):
         self._result: dict | None = None
         self._result_key = None
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                sizing_mode="stretch_width")
-        self._stage = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._results_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._summary = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._landscape = pn.pane.Bokeh(None, sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -101,9 +131,10 @@ class PandaExplorer(ExplorerBase):
             oracle=lib.OracleConfig(grid=self.grid), methods=methods)
         return cfg.validate()
 
-    def schedule(self) -> dict:
-        """``rho_k`` and PANDA's step sizes over the run (analytic, no computation)."""
-        k = np.arange(self.iterations + 1, dtype=float)
+    def schedule(self, k: np.ndarray | None = None) -> dict:
+        """``rho_k`` and PANDA's step sizes at iterations ``k`` (default: every one)."""
+        if k is None:
+            k = np.arange(self.iterations + 1, dtype=float)
         rho = self.rho0 + self.rho_growth * k
         if self.anneal > 0:
             left = (self.iterations - k) / (self.anneal * self.iterations)
@@ -111,6 +142,15 @@ class PandaExplorer(ExplorerBase):
         else:
             factor = np.ones_like(k)
         return {"iteration": k, "rho": rho, "lr": self.lr * factor, "lr_x": self.lr_x * factor}
+
+    def _schedule_points(self) -> dict:
+        """The schedule at its breakpoints (exact for these piecewise-linear curves) and a
+        coarse grid: a slider step sends ~100 points, not one per iteration."""
+        n = self.iterations
+        start = n * (1 - self.anneal)
+        floor = n - 0.01 * self.anneal * n
+        k = np.unique(np.clip(np.concatenate([np.linspace(0, n, 51), [start, floor]]), 0, n))
+        return self.schedule(k)
 
     def _key(self):
         return (self.config(), self.seed) if not self._error() else None
@@ -133,71 +173,98 @@ class PandaExplorer(ExplorerBase):
             data["paths"] = {k: np.array([v["x0"], v["x1"]]) for k, v in land["paths"].items()}
         return data
 
-    # ------------------------------------------------------------------ views
-    def _message_plot(self, text: str) -> hv.Element:
-        # fixed height: a responsive min_height plot turns its column "stretch_both"
-        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, height=300)
+    # ------------------------------------------------------------------ live figures
+    @param.depends("rho0", "rho_growth", "iterations", "anneal")
+    def penalty_chart(self) -> Chart:
+        """The penalty rho_k PANDA will put on the NI gap."""
+        return penalty_chart(self._schedule_points())
 
-    @param.depends("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
-    def schedule_view(self) -> hv.Layout:
-        """The penalty rho_k (left) and the step sizes (right) PANDA will use."""
-        return plot_schedule(self.schedule())
+    @param.depends("lr", "lr_x", "anneal", "iterations")
+    def step_chart(self) -> Chart:
+        """PANDA's Adam step sizes over the run."""
+        return step_chart(self._schedule_points())
 
-    @param.depends("run", *_SETTINGS)
-    def convergence_view(self) -> hv.Overlay | hv.Element:
-        """F1: Phi(x_k) of every method with the brute-force Phi*."""
-        exp = self.result()
+    def live_charts(self) -> list:
+        return [self.penalty_chart, self.step_chart]
+
+    # ------------------------------------------------------------------ the Run's figures
+    # drawn when a Run ends (run_done), then kept until the next Run; the caption says when
+    # the settings moved since (the figures show the Run, not the sliders)
+    def _shown(self) -> dict | None:
+        return self._result
+
+    @param.depends("run_done")
+    def convergence_chart(self) -> Chart | None:
+        """F1: Phi(x_k) / Phi* against first-order oracle calls (after Run)."""
+        exp = self._shown()
+        return None if exp is None else convergence_chart(lib.figure_convergence_data(exp))
+
+    @param.depends("run_done")
+    def ni_chart(self) -> Chart | None:
+        """F2: the NI gap of PANDA and of the related baselines (after Run)."""
+        exp = self._shown()
+        return None if exp is None else ni_chart(lib.figure_ni_data(exp))
+
+    @param.depends("run_done")
+    def rho_chart(self) -> Chart | None:
+        """F2: the penalty rho_k of the Run's PANDA (after Run)."""
+        exp = self._shown()
+        return None if exp is None else rho_chart(lib.figure_ni_data(exp))
+
+    def run_charts(self) -> list:
+        return [self.convergence_chart, self.ni_chart, self.rho_chart]
+
+    def results_note(self) -> str:
+        """The caption of the Run's figures: which settings they show, stale or not."""
+        exp = self._result
         if exp is None:
-            return self._message_plot("Press Run to solve the landscape and run the methods")
-        return plot_convergence(lib.figure_convergence_data(exp))
+            return ("**Landscape and methods:** press **Run** to solve Phi(x) over the "
+                    "incentive grid and run PANDA and the baselines (the figures of F1-F3 "
+                    "appear here).")
+        cfg, seed = self._result_key
+        g, p = cfg.game, cfg.panda
+        stale = self.result() is None
+        return (f"**Run result** (seed {seed}, S = {g.n_states}, {g.n_actions[0]} actions, "
+                f"tau = {g.tau:g}, gamma = {g.gamma:g}; PANDA {p.iterations} steps, budget "
+                f"{exp['budget']} oracle calls): Phi* = {exp['phi_star']:.5g} by brute force."
+                + (" - **stale: settings changed since this Run**" if stale else "")
+                + "  \n*Top:* Phi(x_k)/Phi* against first-order oracle calls (the related "
+                "baselines ran at PANDA's budget; the ignore-response reference's final value "
+                "dotted) and the landscape log10 Phi(x) with every trajectory. *Bottom:* the "
+                "Nikaido-Isoda gap of each method's policies and PANDA's penalty rho_k.")
 
-    @param.depends("run", *_SETTINGS)
-    def ni_view(self) -> hv.Layout | hv.Element:
-        """F2: PANDA's NI gap (log) and the penalty rho_k."""
-        exp = self.result()
-        if exp is None:
-            return self._message_plot("Press Run for the NI gap")
-        return plot_ni(lib.figure_ni_data(exp))
+    @param.depends(*_SETTINGS, "run_done", watch=True, on_init=True)
+    def _update_results_caption(self) -> None:
+        text = self.results_note()
+        if self._results_caption.object != text:
+            self._results_caption.object = text
 
-    @param.depends("run", *_SETTINGS)
-    def landscape_view(self) -> hv.Overlay | hv.Element:
-        """F3: Phi(x) over the incentive grid with every method's trajectory."""
-        exp = self.result()
-        if exp is None:
-            return self._message_plot("Press Run for the landscape sweep")
-        return plot_landscape(lib.figure_landscape_data(exp))
-
-    @param.depends("run", *_SETTINGS)
-    def summary_view(self) -> pn.pane.Markdown:
-        """Final numbers: Phi vs Phi*, NI gaps, detector counts."""
-        exp = self.result()
-        if exp is None:
-            return pn.pane.Markdown("")
-        return pn.pane.Markdown(summary_markdown(exp), sizing_mode="stretch_width")
+    @param.depends("run_done", watch=True)
+    def _draw_results(self) -> None:
+        exp = self._result
+        self._landscape.object = (None if exp is None
+                                  else landscape_figure(lib.figure_landscape_data(exp)))
+        self._summary.object = "" if exp is None else summary_markdown(exp)
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        err = self._error()
-        if err:
+        if self._error():
             return
-        cfg = self.config()
-        self._progress.visible, self._progress.value = True, 0
+        cfg, seed = self.config(), self.seed
+        label = (f"Phi* on a {cfg.oracle.grid} x {cfg.oracle.grid} grid, PANDA "
+                 f"({cfg.panda.iterations} steps) and {len(cfg.methods) - 1} baselines")
+        fmt = {"grid": cfg.oracle.grid, "iterations": cfg.panda.iterations}
 
-        def tick(stage: str, frac: float) -> None:
+        def tick(stage: str, frac: float) -> None:  # the lib's sub-stages, in the Run's line
+            text = STAGE_TEXT.get(stage, stage).format(**fmt)
+            self._stage.object = f"**Run 1/1:** {text} ({100 * frac:.0f}%)…"
             self._progress.value = int(100 * frac)
-            self._stage.object = f"*{stage}…*"
 
-        try:
-            self._result = lib.experiment(cfg, self.seed, progress=tick)
-            self._result_key = (cfg, self.seed)
-            self._alert.visible = False
-        except (ValueError, RuntimeError) as e:  # a solver failure must not kill the server
-            self._result = None
-            self._alert.object, self._alert.visible = f"Run failed: {e}", True
-        finally:
-            self._progress.visible = False
-            self._stage.object = ""
+        def keep(results: list) -> None:
+            self._result, self._result_key = results[0], (cfg, seed)
+            self._show_error()
+
+        self.run_stages([(label, lambda: lib.experiment(cfg, seed, progress=tick))], keep)
 
     @param.depends("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost",
                    "rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations", "grid",
@@ -207,107 +274,127 @@ class PandaExplorer(ExplorerBase):
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
-        # live controls first (the schedule plot follows them at once); the game and the
-        # baselines only matter for a Run (a few seconds), so they sit below with the button
-        live = ["rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations"]
-        on_run = [p for p in self._SETTINGS if p not in live] + ["run"]
+        # live controls first (the schedule figures follow them at once); the game and the
+        # baselines only matter for a Run, so they sit below with the button and its status
+        on_run = [p for p in self._SETTINGS if p not in self._LIVE] + ["run"]
         controls = pn.Column(
             pn.pane.Markdown("**PANDA's schedule** (live)"),
-            pn.Param(self.param, parameters=live, show_name=False),
+            pn.Param(self.param, parameters=list(self._LIVE), show_name=False),
             pn.pane.Markdown("**Game, baselines, oracle** (press Run)"),
             pn.Param(self.param, parameters=on_run, show_name=False, widgets={
                 "run": {"type": pn.widgets.Button, "color": "primary",
                         "name": "Run (landscape + methods)"},
                 "methods": pn.widgets.CheckBoxGroup,
-            }))
-        def results() -> list:
-            return [pn.Row(pn.panel(self.convergence_view(), sizing_mode="stretch_width"),
-                           pn.panel(self.landscape_view(), sizing_mode="stretch_width"),
-                           sizing_mode="stretch_width"),
-                    pn.panel(self.ni_view(), sizing_mode="stretch_width"),
-                    self.summary_view()]
-
-        def shown_result():  # which Run the views show (None: settings differ, press Run)
-            exp = self.result()
-            return None if exp is None else id(exp)
-
-        results = run_results(self, ["run", *self._SETTINGS], shown_result, results,
-                              sizing_mode="stretch_width")
+            }),
+            self.run_status, width=320)
+        penalty, steps = self.live_panes()
+        # the Run's figures: separate Bokeh panes (no HoloViews Layout swapped in after Run)
+        results = LiveFigures(self)
+        convergence, ni, rho = (results.add(c) for c in self.run_charts())
         return pn.Row(
-            pn.Column(controls, width=320),
+            controls,
             pn.Column(self._alert,
-                      pn.panel(self.schedule_view, sizing_mode="stretch_width"),
-                      self._progress, self._stage, results, sizing_mode="stretch_width"),
+                      pn.Row(penalty, steps, sizing_mode="stretch_width"),
+                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
+                      self._results_caption,
+                      pn.Row(convergence, self._landscape, sizing_mode="stretch_width"),
+                      pn.Row(ni, rho, sizing_mode="stretch_width"),
+                      self._summary, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
 
 # ---------------------------------------------------------------------- figures (shared
-# with the notebook: each takes the lib's figure_*_data output)
-def plot_schedule(data: dict) -> hv.Layout:
-    """The penalty rho_k and the step sizes against iteration."""
+# with the notebook: each takes the lib's figure_*_data output; draw a Chart with ``show``)
+def penalty_chart(data: dict) -> Chart:
+    """The penalty rho_k against iteration (``data``: :meth:`PandaExplorer.schedule`)."""
+    return Chart("Penalty on the NI gap", "iteration k", "penalty rho_k",
+                 [Series("black", data["iteration"], data["rho"])], height=260)
+
+
+def step_chart(data: dict) -> Chart:
+    """PANDA's Adam step sizes on the policy logits and on the incentive x."""
     k = data["iteration"]
-    rho = hv.Curve((k, data["rho"]), "iteration k", "rho_k").opts(
-        title="Penalty on the NI gap", color="black", responsive=True, min_height=250)
-    lr = hv.Overlay([
-        hv.Curve((k, data["lr"]), "iteration k", "step size", label="policy logits"),
-        hv.Curve((k, data["lr_x"]), "iteration k", "step size", label="incentive x"),
-    ]).opts(title="Adam step sizes", legend_position="bottom_left", responsive=True,
-            min_height=250)
-    return (rho + lr).cols(2)
+    return Chart("Adam step sizes", "iteration k", "step size", [
+        Series(METHOD_COLORS["panda"], k, data["lr"], "policy logits"),
+        Series("#ff7f0e", k, data["lr_x"], "incentive x", dash="dashed")], height=260)
 
 
-def plot_convergence(data: dict) -> hv.Overlay:
-    """F1: Phi(x_k) / Phi* against iteration for each method (log y), Phi* = 1."""
+def convergence_chart(data: dict) -> Chart:
+    """F1: Phi(x_k) / Phi* (log) against first-order oracle calls for PANDA and the related
+    baselines (equal budgets); the ignore-response reference (it counts no oracle calls) as
+    its final value over the budget, and Phi* itself (ratio 1)."""
     rows = data["rows"]
-    layers = []
+    budget = max((r["calls"] for r in rows), default=1) or 1
+    series = []
     for method in dict.fromkeys(r["method"] for r in rows):
-        pts = [(r["iteration"], r["ratio"]) for r in rows if r["method"] == method]
-        layers.append(hv.Curve(pts, "iteration k", "Phi(x_k) / Phi*",
-                               label=lib.METHOD_LABELS[method])
-                      .opts(color=METHOD_COLORS[method]))
-    layers.append(hv.HLine(1.0).opts(color="black", line_dash="dashed"))
-    return hv.Overlay(layers).opts(
-        title=f"Upper-level objective (oracle Phi* = {data['phi_star']:.4g}, dashed)",
-        logy=True, legend_position="top_right", responsive=True, min_height=320)
+        pts = [r for r in rows if r["method"] == method]
+        if method == "ignore":
+            final = pts[-1]["ratio"]
+            series.append(Series(METHOD_COLORS[method], [0, budget], [final, final],
+                                 METHOD_SHORT[method], dash="dotted"))
+        else:
+            series.append(Series(METHOD_COLORS[method], [r["calls"] for r in pts],
+                                 [r["ratio"] for r in pts], METHOD_SHORT[method]))
+    series.append(Series("black", [0, budget], [1.0, 1.0], "Phi*", dash="dashed", width=1))
+    return Chart("Upper-level objective", "first-order oracle calls", "Phi(x_k) / Phi*",
+                 series, y_log=True, height=340)
 
 
-def plot_ni(data: dict) -> hv.Layout:
-    """F2: PANDA's NI gap on a log axis (with the unrolled baseline's), and rho_k."""
-    rows, other = data["rows"], data["unrolled"]
-    k = [r["iteration"] for r in rows]
-    layers = [hv.Curve((k, [r["ni"] for r in rows]), "iteration k", "NI gap", label="PANDA")
-              .opts(color=METHOD_COLORS["panda"])]
-    if other:
-        layers.append(hv.Curve(([r["iteration"] for r in other], [r["ni"] for r in other]),
-                               "iteration k", "NI gap",
-                               label="unrolled descent-ascent (its outer steps)")
-                      .opts(color=METHOD_COLORS["unrolled"]))
-    layers.append(hv.HLine(1e-4).opts(color="grey", line_dash="dotted"))
-    ni = hv.Overlay(layers).opts(
-        logy=True, title=f"Nikaido-Isoda gap (final PANDA: {data['final_ni']:.2e})",
-        legend_position="top_right", responsive=True, min_height=300)
-    rho = hv.Curve((k, [r["rho"] for r in rows]), "iteration k", "rho_k").opts(
-        color="black", title="Penalty rho_k", responsive=True, min_height=300)
-    return (ni + rho).cols(2)
+def ni_chart(data: dict) -> Chart:
+    """F2: the Nikaido-Isoda gap (log) of PANDA's policies and of the related baselines'
+    against first-order oracle calls (equal budgets)."""
+    series = [Series(METHOD_COLORS["panda"], [r["calls"] for r in data["rows"]],
+                     [r["ni"] for r in data["rows"]], METHOD_SHORT["panda"])]
+    for name in lib.RELATED:
+        rows = data.get(name) or []
+        if rows:
+            series.append(Series(METHOD_COLORS[name], [r["calls"] for r in rows],
+                                 [r["ni"] for r in rows], METHOD_SHORT[name]))
+    return Chart(f"NI gap (final PANDA {data['final_ni']:.1e})", "first-order oracle calls",
+                 "Nikaido-Isoda gap", series, y_log=True, height=300)
 
 
-def plot_landscape(data: dict) -> hv.Overlay:
-    """F3: log10 Phi(x) on the grid, trajectories of the methods, x* and x_dag."""
-    x0, x1 = np.asarray(data["x0"]), np.asarray(data["x1"])
-    z = np.log10(np.maximum(np.asarray(data["phi"]), 1e-300))  # indexed [i1, i0]
-    img = hv.Image((x0, x1, z), ["x_1", "x_2"], "log10 Phi").opts(
-        cmap="viridis", colorbar=True, responsive=True, min_height=320)
-    layers = [img]
+def rho_chart(data: dict) -> Chart:
+    """F2: PANDA's penalty rho_k against iteration."""
+    rows = data["rows"]
+    return Chart("PANDA's penalty", "iteration k", "penalty rho_k",
+                 [Series("black", [r["iteration"] for r in rows], [r["rho"] for r in rows])],
+                 height=300)
+
+
+def landscape_figure(data: dict):
+    """F3: log10 Phi(x) on the oracle's grid, every method's trajectory, the brute-force x*
+    and the design incentive x_dag (a Bokeh figure; in a notebook wrap it in
+    ``pn.pane.Bokeh``). The legend sits above the frame."""
+    x0, x1 = np.asarray(data["x0"], float), np.asarray(data["x1"], float)
+    z = np.log10(np.maximum(np.asarray(data["phi"], float), 1e-300))  # indexed [i1, i0]
+    dx = (x0[-1] - x0[0]) / max(len(x0) - 1, 1)
+    dy = (x1[-1] - x1[0]) / max(len(x1) - 1, 1)
+    fig = bokeh_figure(title="Phi(x) landscape", x_axis_label="incentive x_1",
+                       y_axis_label="incentive x_2", height=340, sizing_mode="stretch_width",
+                       min_width=300, tools="pan,wheel_zoom,box_zoom,reset,save",
+                       toolbar_location="right", output_backend="canvas")
+    fig.title.text_font_size = "13px"
+    mapper = LinearColorMapper(palette=Viridis256, low=float(np.nanmin(z)),
+                               high=float(np.nanmax(z)))
+    fig.image(image=[z], x=float(x0[0] - dx / 2), y=float(x1[0] - dy / 2),
+              dw=float(x0[-1] - x0[0] + dx), dh=float(x1[-1] - x1[0] + dy),
+              color_mapper=mapper)
+    fig.add_layout(ColorBar(color_mapper=mapper, title="log10 Phi", width=10), "right")
+    items = []
     for method, p in data["paths"].items():
-        layers.append(hv.Curve((p["x0"], p["x1"]), "x_1", "x_2", label=lib.METHOD_LABELS[method])
-                      .opts(color=METHOD_COLORS[method], line_width=2))
-    layers.append(hv.Scatter([tuple(data["x_star"])], "x_1", "x_2", label="brute-force x*")
-                  .opts(color="white", marker="x", size=14))
-    layers.append(hv.Scatter([tuple(data["x_dag"])], "x_1", "x_2",
-                             label="x_dag (induces the targets)")
-                  .opts(color="orange", marker="circle", size=8))
-    return hv.Overlay(layers).opts(title="Phi(x) landscape and trajectories",
-                                   legend_position="bottom_left")
+        r = fig.line(p["x0"], p["x1"], line_color=METHOD_COLORS[method], line_width=2)
+        items.append(LegendItem(label=METHOD_SHORT[method], renderers=[r]))
+    r = fig.scatter([data["x_star"][0]], [data["x_star"][1]], marker="x", size=14,
+                    line_color="white", line_width=3)
+    items.append(LegendItem(label="x* (brute force)", renderers=[r]))
+    r = fig.scatter([data["x_dag"][0]], [data["x_dag"][1]], marker="circle", size=9,
+                    color="orange")
+    items.append(LegendItem(label="x_dag", renderers=[r]))
+    fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
+                          label_text_font_size="11px", spacing=8, padding=2, margin=2,
+                          border_line_alpha=0), "above")
+    return fig
 
 
 def summary_markdown(exp: dict) -> str:
@@ -341,7 +428,8 @@ def create_app() -> pn.viewable.Viewable:
         "incentive x steers an entropy-regularised zero-sum Markov game towards target "
         "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
         "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
-        "runs PANDA and the baselines (about half a minute at the defaults; cached).",
+        "runs PANDA and the baselines (a few minutes at the app's default of "
+        f"{APP_ITERATIONS} steps; cached).",
         Explorer())
 
 

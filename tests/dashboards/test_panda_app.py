@@ -1,11 +1,16 @@
-"""The PANDA Explorer: analytic schedule live, the landscape + methods behind Run."""
+"""The PANDA Explorer: the schedule as live charts, the landscape + methods behind one Run
+(run_stages), its figures drawn when ``run_done`` moves."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 pytest.importorskip("panel")
+
+from bokeh.document import Document  # noqa: E402
 
 from icml26 import panda as lib  # noqa: E402
 from icml26.dashboards import panda as app  # noqa: E402
@@ -16,8 +21,16 @@ def tmp_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
 
 
-def test_defaults_are_the_quick_scale_so_run_reuses_the_claims_cache():
-    assert app.Explorer().config() == lib.config_for("quick")
+def test_defaults_are_the_quick_scale_with_a_shorter_panda_run():
+    """The app's default Run answers in minutes: the quick scale but APP_ITERATIONS steps."""
+    quick = lib.config_for("quick")
+    n = app.APP_ITERATIONS
+    assert n < quick.panda.iterations
+    assert app.Explorer().config() == replace(
+        quick, panda=replace(quick.panda, iterations=n, record_every=n // 100))
+    assert str(n) in app.Explorer.param.iterations.doc  # the cost is stated
+    # at the quick scale's step count the app asks exactly the claims' cached experiment
+    assert app.Explorer(iterations=quick.panda.iterations).config() == quick
 
 
 def test_schedule_is_live_and_analytic():
@@ -26,23 +39,56 @@ def test_schedule_is_live_and_analytic():
     assert d["rho"][0] == 2.0 and d["rho"][-1] == pytest.approx(12.0)
     assert d["lr"][0] == 0.01 and d["lr"][-1] == pytest.approx(1e-4)  # decayed to 1%
     assert "convergence" not in d
-    assert "Run" in e.convergence_view().text
+    assert e.convergence_chart() is None and "press **Run**" in e.results_note()
+    # the live charts sample the exact schedule at its breakpoints (a few points per step)
+    rho, steps = e.penalty_chart(), e.step_chart()
+    (s,) = rho.series
+    assert len(s.x) < 60 and s.y[-1] == pytest.approx(12.0)
+    k, lr = steps.series[0].x, steps.series[0].y
+    np.testing.assert_allclose(lr, e.schedule(k)["lr"])
+    assert lr.min() == pytest.approx(1e-4) and 100.0 in k  # the decay starts at k = 100
+    for chart in (rho, steps):
+        assert chart.x_label == "iteration k" and chart.y_label not in ("", "y")
 
 
-def test_run_then_change_a_setting(tmp_cache):
-    e = app.Explorer(iterations=100, grid=9, methods=["panda", "ignore"], n_states=2, seed=5)
+def test_live_charts_follow_their_parameters_in_place():
+    from icml26.dashboards.app import live
+
+    e = app.Explorer()
+    app.pn.Column(e).server_doc(Document())
+    (group,) = e._rendered_live
+    (penalty, _), (steps, _) = group.figures
+    fig = penalty.pane.object
+    e.rho0 = 5.0
+    assert penalty.pane.object is fig  # updated in place, not redrawn
+    assert live.chart_ranges(e.penalty_chart())[1][0] == pytest.approx(5.0)
+    assert fig.renderers[0].data_source.data["y"][0] == pytest.approx(5.0)
+
+
+def test_run_draws_the_figures_then_marks_them_stale(tmp_cache):
+    e = app.Explorer(iterations=100, grid=9, methods=["panda", "ignore", "unrolled"],
+                     n_states=2, seed=5)
+    app.pn.Column(e).server_doc(Document())
     e.param.trigger("run")
-    assert e.error_message() == ""
+    assert e.error_message() == "" and e.run_done == 1
     d = e.plot_data()
     assert d["landscape"].shape == (9, 9) and np.isfinite(d["landscape"]).all()
-    assert set(d["paths"]) == {"panda", "ignore"}
-    assert {r["method"] for r in d["convergence"]} == {"panda", "ignore"}
+    assert set(d["paths"]) == {"panda", "ignore", "unrolled"}
+    assert {r["method"] for r in d["convergence"]} == {"panda", "ignore", "unrolled"}
     assert all(np.isfinite([r["phi"], r["ratio"]]).all() for r in d["convergence"])
-    e.convergence_view(), e.ni_view(), e.landscape_view()
-    assert "Phi*" in e.summary_view().object
-    e.tau = 0.5  # another game: the result views ask for Run again
+    # the run_done views hold the result: Charts with named axes, the landscape a figure
+    conv, ni, rho = e.convergence_chart(), e.ni_chart(), e.rho_chart()
+    assert conv.y_log and conv.x_label == "first-order oracle calls"
+    assert [s.label for s in conv.series] == ["PANDA", "ignore response (ref.)",
+                                              "unrolled GDA", "Phi*"]
+    assert [s.label for s in ni.series] == ["PANDA", "unrolled GDA"]
+    assert rho.series[0].y[0] == pytest.approx(e.rho0)
+    assert e._landscape.object is not None and e._landscape.object.renderers
+    assert "Phi*" in e._summary.object and "stale" not in e.results_note()
+    e.tau = 0.5  # another game: the figures stay (they show the Run) and say they are stale
     assert "convergence" not in e.plot_data()
-    assert "Run" in e.landscape_view().text
+    assert "stale" in e._results_caption.object
+    assert e.convergence_chart() is not None
 
 
 def test_a_failed_run_shows_a_message(tmp_cache, monkeypatch):
@@ -53,4 +99,21 @@ def test_a_failed_run_shows_a_message(tmp_cache, monkeypatch):
     e = app.Explorer(iterations=100, grid=9)
     e.param.trigger("run")
     assert "Newton did not converge" in e.error_message()
-    assert "convergence" not in e.plot_data()
+    assert "convergence" not in e.plot_data() and e.run_done == 0
+
+
+def test_run_reports_the_libs_stages(tmp_cache, monkeypatch):
+    seen = []
+
+    def fake(cfg, seed, progress=None):
+        for stage, frac in (("oracle", 0.0), ("panda", 0.3), ("unrolled", 0.7)):
+            progress(stage, frac)
+            seen.append(e._stage.object)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(lib, "experiment", fake)
+    e = app.Explorer(iterations=300, grid=9)
+    e.param.trigger("run")
+    assert seen[0].startswith("**Run 1/1:** brute-force Phi* over the 9 x 9")
+    assert "PANDA, 300 first-order steps" in seen[1] and "(30%)" in seen[1]
+    assert "unrolled descent-ascent" in seen[2]
