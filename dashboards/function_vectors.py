@@ -5,8 +5,12 @@ prompt (shots, fraction of uninformative ``Z -> Z`` demonstrations), corrupt it 
 shuffled labels), intervene on the top-k function-vector heads (replace with the task mean,
 Todd's additive FV, another task's mean, a random vector), and watch the answer's shift
 distribution; compare the QK / V hybrids; look at the FV heads' attention in context vs
-isolated. The model is the cached one for ``model_seed`` (Run loads it, training it once if
-needed), or the shipped seed-0 weights when the cache is empty.
+isolated. The model is the shipped one of ``model_seed`` (Run loads it through
+``run_stages``; a seed without shipped weights is trained once and cached).
+
+The paper is **blocked** in the registry (a binding claim fails on two of the seven shipped
+seeds): the page says so at the top (:data:`STATUS_NOTE`, from
+``benchmarks/function_vectors_seeds.csv``; the app test checks it against that file).
 
 Serve alone with ``panel serve dashboards/function_vectors.py`` or with every paper via
 ``icml26 serve``.
@@ -22,13 +26,30 @@ import panel as pn
 import param
 
 from icml26 import function_vectors as fvlib
-from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26 import papers
+from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
                "query": "#2ca02c"}
 MODE_LABELS = {"zero-shot": "zero-shot", "neither": "neither", "qk": "QK only", "v": "V only",
                "both": "both"}
+VIEW_HEIGHT = 300  # px: HoloViews views get a fixed height and the row's width
+
+#: Why the registry marks the paper blocked (benchmarks/function_vectors_seeds.csv, seeds 0-6
+#: of the shipped weights; tests/dashboards/test_function_vectors_app.py checks it there).
+BLOCKED_SEEDS = {1: ("cie_top_effect", "replacement_zero_shot", "replacement_shuffled"),
+                 5: ("cie_top_effect", "replacement_zero_shot", "replacement_shuffled",
+                     "random_no_gain")}
+STATUS_NOTE = (
+    "**Status: blocked.** The binding claims hold on the shipped models of seeds 0, 2, 3, 4 "
+    "and 6 but fail on seeds **1** and **5**: there the top-3 heads carry no function vector "
+    "(`cie_top_effect`: joint AIE 0.12 < 0.3 on both), so zero-shot transfer "
+    "(`replacement_zero_shot`: 0.17 and 0.14 < 0.4) and shuffled-label recovery "
+    "(`replacement_shuffled`: 0.09 < 0.5) fail, and the headline claims gated on the joint "
+    "effect (additivity, reweighting) are not measured; seed 5 also fails `random_no_gain` "
+    "(0.032 > 0.03). Evidence: `benchmarks/function_vectors_seeds.csv`; pick `model_seed` 1 "
+    "or 5 and press Run to see it.")
 
 
 @functools.lru_cache(maxsize=8)
@@ -61,8 +82,9 @@ def plot_training(history) -> hv.Overlay:
     return hv.Overlay([
         hv.Curve((step, [h[3] for h in history]), "step", "accuracy", label="clean 6-shot"),
         hv.Curve((step, [h[4] for h in history]), "step", "accuracy", label="zero-shot"),
-    ]).opts(title="Toy D training (with the TVP auxiliary loss)", legend_position="right",
-            responsive=True, min_height=260, ylim=(0, 1.05))
+    ]).opts(title="Toy D training (TVP auxiliary loss)", legend_position="right",
+            responsive=True, height=260, ylim=(0, 1.05), xlabel="training step",
+            ylabel="accuracy (fixed evaluation set)")
 
 
 def plot_aie(data: dict) -> hv.HeatMap:
@@ -77,8 +99,9 @@ def plot_aie(data: dict) -> hv.HeatMap:
                         for layer in range(aie.shape[0]) for h in range(aie.shape[1])],
                        ["head", "layer"], "text")
     return (hv.HeatMap(cells, ["head", "layer"], "AIE").opts(
-        cmap="RdBu_r", clim=(-lim, lim), colorbar=True, responsive=True, min_height=240,
-        tools=["hover"], title="Average indirect effect (* = FV heads)")
+        cmap="RdBu_r", clim=(-lim, lim), colorbar=True, responsive=True, height=260,
+        tools=["hover"], title="Average indirect effect (* = FV heads)",
+        xlabel="attention head", ylabel="layer", framewise=True)
         * labels.opts(text_font_size="9pt"))
 
 
@@ -86,10 +109,11 @@ def plot_interventions(data: dict) -> hv.Bars:
     """F1 (right): accuracy under each intervention, zero-shot and shuffled 6-shot."""
     rows = [(r["intervention"], r["corruption"], r["accuracy"]) for r in data["rows"]]
     return hv.Bars(rows, ["intervention", "prompt"], "accuracy").opts(
-        multi_level=False, xrotation=35, ylim=(0, 1.05), responsive=True, min_height=320,
+        multi_level=False, xrotation=35, ylim=(0, 1.05), responsive=True, height=340,
         title="Interventions on the FV heads (final token)", tools=["hover"],
         color="prompt", cmap={"zero_shot": "#1f77b4", "shuffled": "#ff7f0e"},
-        show_legend=True, legend_position="top_left")
+        show_legend=True, legend_position="right", xlabel="intervention",
+        ylabel="accuracy on the true task")
 
 
 def plot_additivity(data: dict) -> hv.Layout:
@@ -106,13 +130,13 @@ def plot_additivity(data: dict) -> hv.Layout:
             line_dash=dashes.get(k, "solid"))
         * hv.Scatter((n, [r[k] for r in rows]), "shots n", "held-out R^2")
         for k, v in series.items()]).opts(title="Is the FV a sum of sub-FVs?",
-                                          legend_position="bottom_left", responsive=True,
-                                          min_height=300, ylim=(-0.1, 1.05))
+                                          legend_position="right", width=560, height=300,
+                                          ylim=(-0.1, 1.05))
     alphas = hv.Overlay([hv.Curve((np.arange(1, len(r["alpha"]) + 1), r["alpha"]),
                                   "demonstration position", "alpha", label=f"n = {r['n']}")
                          for r in rows]).opts(title="Shared alpha by position",
-                                              legend_position="top_right", responsive=True,
-                                              min_height=300)
+                                              legend_position="right", width=420, height=300,
+                                              framewise=True)
     return (curves + alphas).cols(2)
 
 
@@ -127,18 +151,20 @@ def plot_reweighting(data: dict) -> hv.Bars:
     title = (f"Informative / Z ratio: in context {data['ratio_ctx']:.2f}, isolated "
              f"{data['ratio_iso']:.2f} (p = {data['p']:.1e})")
     return hv.Bars(bars, ["condition", "demonstration"], "attention mass (mean over slots)"
-                   ).opts(multi_level=False, responsive=True, min_height=300, title=title,
-                          color="demonstration", show_legend=True,
-                          cmap={"informative": "#1f77b4", "Z demo": "#ff7f0e"})
+                   ).opts(multi_level=False, responsive=True, height=300, title=title,
+                          color="demonstration", show_legend=True, legend_position="right",
+                          cmap={"informative": "#1f77b4", "Z demo": "#ff7f0e"},
+                          xlabel="condition")
 
 
 def plot_qkv(data: dict) -> hv.Bars:
     """F4: FV quality (zero-shot accuracy with the hybrid injected) in both panels."""
     rows = [(r["panel"], MODE_LABELS[r["mode"]], r["accuracy"]) for r in data["rows"]]
     return hv.Bars(rows, ["panel", "hybrid"], "zero-shot accuracy").opts(
-        multi_level=False, responsive=True, min_height=300, ylim=(0, 1.05),
-        title="QK vs V: contextualised attention vs contextualised values", color="hybrid",
-        show_legend=True, cmap="Category10")
+        multi_level=False, responsive=True, height=300, ylim=(0, 1.05),
+        title="QK vs V hybrids (FV quality)", color="hybrid", show_legend=True,
+        legend_position="right", cmap="Category10", xlabel="prompt panel",
+        ylabel="zero-shot accuracy with the hybrid")
 
 
 class FunctionVectorsExplorer(ExplorerBase):
@@ -167,15 +193,20 @@ class FunctionVectorsExplorer(ExplorerBase):
     show_attention = param.Boolean(False, doc="Show the top FV head's full attention matrix "
                                               "instead of the per-demonstration masses.")
     prompt_seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the prompt draws.")
-    model_seed = param.Integer(0, bounds=(0, 4), doc="Seed of the trained model; press Run "
-                                                     "to load it (trains once if not cached).")
-    run = param.Event(doc="Load (or train, ~1-3 min) the model for model_seed.")
+    model_seed = param.Integer(0, bounds=(0, max(fvlib.SHIPPED_SEEDS)),
+                               doc="Seed of the trained model (shipped weights for 0-"
+                                   f"{max(fvlib.SHIPPED_SEEDS)}; seeds 1 and 5 are the ones "
+                                   "whose binding claims fail); press Run to load it.")
+    run = param.Event(doc="Load the model of model_seed (seconds with shipped weights).")
+
+    _PROMPT = ("task", "n_shots", "p_uninformative", "fv_heads", "prompt_seed", "run_done")
 
     def __init__(self, **params):
         self._loaded_seed = 0
-        self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
-                                                active=True, sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="warning", visible=False)
+        blocked = papers.get("function_vectors").status == "blocked"
+        self._status = pn.pane.Alert(STATUS_NOTE, alert_type="warning", visible=blocked,
+                                     sizing_mode="stretch_width")
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -228,87 +259,75 @@ class FunctionVectorsExplorer(ExplorerBase):
         }
 
     # ------------------------------------------------------------------ views
-    @staticmethod
-    def _message_plot(text: str) -> hv.Element:
-        return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                            responsive=True, min_height=280)
+    # the shift distribution is a live Chart (drawn once, updated in place, axes follow the
+    # data); bars and heatmaps stay HoloViews DynamicMaps with a fixed height, the row's
+    # width and framewise axes. Everything follows run_done (the model a Run loaded).
+    @param.depends(*_PROMPT, "intervention", "fv_scale", "corruption", "decomposition")
+    def shift_chart(self) -> Chart | None:
+        """Mean probability of answering x_q + j: the task the model executes."""
+        p, d = self._prompts(), self._intervention()
+        if p is None or d is None:
+            return None
+        return shift_chart(d["shift_corrupted"].numpy(), d["shift_intervened"].numpy(),
+                           p["hybrid_shift"][self.decomposition].numpy(), self.task,
+                           self.corruption, self.intervention, self.decomposition)
 
-    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "intervention",
-                   "fv_scale", "corruption", "prompt_seed", "run")
+    def live_charts(self) -> list:
+        return [self.shift_chart]
+
+    @param.depends(*_PROMPT, "intervention", "fv_scale", "corruption")
     def accuracy_view(self) -> hv.Element:
         """Accuracy on the true task: clean prompt, corrupted, corrupted + intervention."""
         p, d = self._prompts(), self._intervention()
         if p is None or d is None:
-            return self._message_plot("no data (see the message above)")
-        bars = [(f"clean {self.n_shots}-shot", p["clean_accuracy"]),
-                (self.corruption, d["accuracy"]["corrupted"]),
-                (f"{self.corruption} + {self.intervention}", d["accuracy"]["intervened"])]
-        heads = ", ".join(f"({a},{b})" for a, b in p["heads"])
-        return hv.Bars(bars, "prompt", "accuracy").opts(
+            bars = []  # the alert says why; a DynamicMap keeps one element type
+        else:
+            bars = [(f"clean {self.n_shots}-shot", p["clean_accuracy"]),
+                    (self.corruption, d["accuracy"]["corrupted"]),
+                    (f"{self.corruption} + {self.intervention}", d["accuracy"]["intervened"])]
+        heads = "none" if p is None else ", ".join(f"({a},{b})" for a, b in p["heads"])
+        return hv.Bars(bars, "prompt", "accuracy on the true task").opts(
             ylim=(0, 1.05), title=f"Task k={self.task}; FV heads {heads}", responsive=True,
-            min_height=280, color="#1f77b4")
+            height=VIEW_HEIGHT, color="#1f77b4", framewise=True)
 
-    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "intervention",
-                   "fv_scale", "corruption", "decomposition", "prompt_seed", "run")
-    def shift_view(self) -> hv.Element:
-        """Mean probability of answering x_q + j: the task the model executes."""
-        p, d = self._prompts(), self._intervention()
-        if p is None or d is None:
-            return self._message_plot("no data")
-        hybrid = p["hybrid_shift"][self.decomposition]
-        j = np.arange(len(d["shift_corrupted"]))
-        curves = [hv.Curve((j, d["shift_corrupted"].numpy()), "shift j", "p(answer = x_q + j)",
-                           label=self.corruption),
-                  hv.Curve((j, d["shift_intervened"].numpy()), "shift j",
-                           "p(answer = x_q + j)", label=f"+ {self.intervention}"),
-                  hv.Curve((j, hybrid.numpy()), "shift j", "p(answer = x_q + j)",
-                           label=f"zero-shot + {MODE_LABELS[self.decomposition]} hybrid")
-                  .opts(line_dash="dotted"),
-                  hv.VLine(self.task).opts(color="grey", line_dash="dashed")]
-        return hv.Overlay(curves).opts(title="Which shift does the model apply?",
-                                       legend_position="top_right", responsive=True,
-                                       min_height=280, ylim=(0, 1.05))
-
-    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "decomposition",
-                   "prompt_seed", "run")
+    @param.depends(*_PROMPT, "decomposition")
     def decomposition_view(self) -> hv.Element:
         """FV quality of the QK/V hybrids of the clean prompts (zero-shot injection)."""
         p = self._prompts()
-        if p is None:
-            return self._message_plot("no data")
-        bars = [(MODE_LABELS[m], v, "selected" if m == self.decomposition else "other")
-                for m, v in p["hybrid_accuracy"].items()]
-        return hv.Bars(bars, "hybrid", ["accuracy", "selected"]).opts(
-            ylim=(0, 1.05), title="QK vs V hybrids (zero-shot accuracy)",
-            responsive=True, min_height=280, color="selected",
-            cmap={"selected": "#d62728", "other": "#1f77b4"}, show_legend=False)
+        bars = [] if p is None else [
+            (MODE_LABELS[m], v, "selected" if m == self.decomposition else "other")
+            for m, v in p["hybrid_accuracy"].items()]
+        return hv.Bars(bars, "QK/V hybrid injected", ["zero-shot accuracy", "selected"]).opts(
+            ylim=(0, 1.05), title="QK vs V hybrids", responsive=True, height=VIEW_HEIGHT,
+            color="selected", cmap={"selected": "#d62728", "other": "#1f77b4"},
+            show_legend=False, framewise=True)
 
-    @param.depends("task", "n_shots", "p_uninformative", "fv_heads", "show_attention",
-                   "prompt_seed", "run")
+    @param.depends(*_PROMPT, "show_attention")
     def attention_view(self) -> hv.Element:
         """FV heads' attention at the query of the first prompt: per demonstration (in
         context vs isolated) or the top head's full matrix."""
         d = self._prompts()
         if d is None:
-            return self._message_plot("no data")
+            return message_plot("no data")
         if self.show_attention:
             m = d["attention_matrix"].numpy()
             t = m.shape[0]
             cells = [(j, i, float(m[i, j])) for i in range(t) for j in range(t)]
             return hv.HeatMap(cells, ["key position", "query position"], "attention").opts(
                 cmap="viridis", title=f"Head {d['heads'][0]}: attention (prompt 0)",
-                responsive=True, min_height=280, invert_yaxis=True, colorbar=True)
+                responsive=True, height=VIEW_HEIGHT, invert_yaxis=True, colorbar=True,
+                framewise=True)
         kinds = [KIND_NAMES[int(k)] for k in d["kinds"]]
         rows = []
         for slot, kind in enumerate(kinds):
             rows.append((f"demo {slot + 1} ({kind})", "in context", float(d["mass_ctx"][slot])))
             rows.append((f"demo {slot + 1} ({kind})", "isolated", float(d["mass_iso"][slot])))
         rows.append(("query", "in context", float(d["mass_ctx"][-1])))
-        return hv.Bars(rows, ["demonstration", "run"], "attention mass").opts(
-            title="FV heads: attention mass per demonstration", responsive=True,
-            min_height=280, xrotation=30, ylim=(0, 1.05), multi_level=True)
+        return hv.Bars(rows, ["demonstration", "run"], "attention mass of the FV heads").opts(
+            title="Attention per demonstration", responsive=True, height=VIEW_HEIGHT,
+            xrotation=30, ylim=(0, 1.05), multi_level=True, framewise=True)
 
-    @param.depends("run", "fv_heads")
+    @param.depends("run_done", "fv_heads")
     def aie_view(self) -> hv.Element:
         """F1: signed average indirect effect of every head (shuffled 6-shot prompts)."""
         a = _analysis(self._loaded_seed, False)
@@ -316,43 +335,62 @@ class FunctionVectorsExplorer(ExplorerBase):
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        self._progress.visible = True
-        self._show(f"Loading the model for seed {self.model_seed} (training it once if it "
-                   "is not cached: about 1-3 minutes)...", "info")
-        try:
-            _analysis(self.model_seed, True)
-            self._loaded_seed = self.model_seed
-            self._show("")
-        except (ValueError, RuntimeError) as e:
-            self._show(str(e), "danger")
-        finally:
-            self._progress.visible = False
+        seed = self.model_seed
+        shipped = seed in fvlib.SHIPPED_SEEDS
+        label = (f"loading the model of seed {seed} (shipped weights) and ranking its heads "
+                 f"by AIE" if shipped else
+                 f"training the model of seed {seed} (not shipped: about 1-3 minutes, cached)")
 
-    @param.depends("model_seed", watch=True)
+        def keep(results: list) -> None:
+            self._loaded_seed = seed
+            self._show("")
+
+        self.run_stages([(label, lambda: _analysis(seed, True))], keep)
+
+    @param.depends("model_seed", "run_done", watch=True, on_init=True)
     def _seed_changed(self) -> None:
         if self.model_seed != self._loaded_seed:
             self._show(f"Showing the model of seed {self._loaded_seed}; press Run to load "
                        f"seed {self.model_seed}.", "info")
-        else:
+        elif self._alert.alert_type == "info":
             self._show("")
 
     # ------------------------------------------------------------------ layout
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "button_type": "primary",
-                    "name": "Load model seed"}})
+            "run": {"type": pn.widgets.Button, "color": "primary",
+                    "name": "Run: load model seed"}})
+        (shift,) = self.live_panes()
         dm = {name: pn.pane.HoloViews(hv.DynamicMap(getattr(self, name)),
-                                      sizing_mode="stretch_width")
-              for name in ("accuracy_view", "shift_view", "decomposition_view",
-                           "attention_view", "aie_view")}
+                                      sizing_mode="stretch_width", height=VIEW_HEIGHT)
+              for name in ("accuracy_view", "decomposition_view", "aie_view")}
+        # bars or a heatmap (show_attention): two element types, so re-rendered, not a
+        # DynamicMap (which keeps one type)
+        dm["attention_view"] = pn.panel(self.attention_view, sizing_mode="stretch_width",
+                                        height=VIEW_HEIGHT)
         return pn.Row(
-            pn.Column(controls, width=320),
-            pn.Column(self._alert, self._progress,
-                      pn.Row(dm["accuracy_view"], dm["shift_view"], sizing_mode="stretch_width"),
+            pn.Column(controls, self.run_status, width=320),
+            pn.Column(self._status, self._alert,
+                      pn.Row(dm["accuracy_view"], shift, sizing_mode="stretch_width"),
                       pn.Row(dm["decomposition_view"], dm["attention_view"],
                              sizing_mode="stretch_width"),
                       dm["aie_view"], sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
+
+
+def shift_chart(corrupted, intervened, hybrid, task: int, corruption: str,
+                intervention: str, decomposition: str) -> Chart:
+    """The mean probability of answering x_q + j on the corrupted prompts, with the
+    intervention, and with the chosen QK/V hybrid injected into zero-shot prompts."""
+    j = np.arange(len(corrupted), dtype=float)
+    return Chart("Which shift does the model apply?", "shift j (answer x_q + j mod 16)",
+                 "p(answer = x_q + j)", [
+                     Series("#7f7f7f", j, corrupted, corruption),
+                     Series("#1f77b4", j, intervened, f"+ {intervention}"),
+                     Series("#d62728", j, hybrid, f"{MODE_LABELS[decomposition]} hybrid",
+                            dash="dotted"),
+                     Series("black", kind="vline", at=float(task), dash="dashed", width=1)],
+                 height=VIEW_HEIGHT)
 
 
 Explorer = FunctionVectorsExplorer
