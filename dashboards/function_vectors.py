@@ -34,6 +34,7 @@ KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e
                "query": "#2ca02c"}
 MODE_LABELS = {"zero-shot": "zero-shot", "neither": "neither", "qk": "QK only", "v": "V only",
                "both": "both"}
+KIND_SHORT = {"absent": "absent", "informative": "inform.", "Z demo": "Z"}
 VIEW_HEIGHT = 300  # px: HoloViews views get a fixed height and the row's width
 
 #: Why the registry marks the paper blocked (benchmarks/function_vectors_seeds.csv, seeds 0-6
@@ -317,15 +318,16 @@ class FunctionVectorsExplorer(ExplorerBase):
                 cmap="viridis", title=f"Head {d['heads'][0]}: attention (prompt 0)",
                 responsive=True, height=VIEW_HEIGHT, invert_yaxis=True, colorbar=True,
                 framewise=True)
-        kinds = [KIND_NAMES[int(k)] for k in d["kinds"]]
-        rows = []
+        kinds = [KIND_SHORT[KIND_NAMES[int(k)]] for k in d["kinds"]]
+        rows = []  # short tick labels: slot and kind, then ctx (in context) / iso (isolated)
         for slot, kind in enumerate(kinds):
-            rows.append((f"demo {slot + 1} ({kind})", "in context", float(d["mass_ctx"][slot])))
-            rows.append((f"demo {slot + 1} ({kind})", "isolated", float(d["mass_iso"][slot])))
-        rows.append(("query", "in context", float(d["mass_ctx"][-1])))
-        return hv.Bars(rows, ["demonstration", "run"], "attention mass of the FV heads").opts(
+            rows.append((f"{slot + 1}: {kind}", "ctx", float(d["mass_ctx"][slot])))
+            rows.append((f"{slot + 1}: {kind}", "iso", float(d["mass_iso"][slot])))
+        rows.append(("query", "ctx", float(d["mass_ctx"][-1])))
+        return hv.Bars(rows, ["demonstration slot: kind", "in context / isolated"],
+                       "attention mass of the FV heads").opts(
             title="Attention per demonstration", responsive=True, height=VIEW_HEIGHT,
-            xrotation=30, ylim=(0, 1.05), multi_level=True, framewise=True)
+            ylim=(0, 1.05), multi_level=True, framewise=True)
 
     @param.depends("run_done", "fv_heads")
     def aie_view(self) -> hv.Element:
