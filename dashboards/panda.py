@@ -26,8 +26,8 @@ from icml26.dashboards.app.live import LiveFigures
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
-METHOD_SHORT = {"panda": "PANDA", "ignore": "ignore response (ref.)",
-                "unrolled": "unrolled GDA", "implicit": "implicit (AID)"}
+METHOD_SHORT = {"panda": "PANDA", "ignore": "ignore (ref.)", "unrolled": "unrolled",
+                "implicit": "implicit"}  # legends above the frame: short (caption: long)
 #: what the lib's progress stages compute (shown while the Run goes)
 STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive grid (batched "
                         "lower-level solves)",
@@ -40,7 +40,7 @@ STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive gri
               "evaluate": "true Phi(x_k) along every trace", "done": "done"}
 #: PANDA steps of the app's default Run: the claims' quick scale uses the spec probe's 6000,
 #: which take ~6x longer (see the ``iterations`` doc)
-APP_ITERATIONS = 200
+APP_ITERATIONS = 100
 LIVE_CAPTION = (
     "*Live:* the penalty rho_k = rho_0 + growth k on the Nikaido-Isoda gap and PANDA's Adam "
     "step sizes (policy logits and incentive x), decayed linearly to 1% over the final "
@@ -75,13 +75,14 @@ class PandaExplorer(ExplorerBase):
     anneal = param.Number(0.2, bounds=(0.0, 1.0), step=0.05,
                           doc="Final fraction of the run over which the step sizes decay "
                               "linearly to 1% (ours; 0 = constant).")
-    iterations = param.Integer(APP_ITERATIONS, bounds=(100, 12000), step=100,
+    iterations = param.Integer(APP_ITERATIONS, bounds=(50, 12000), step=50,
                                doc=f"PANDA iterations from a cold start. The related baselines "
                                    f"run at PANDA's budget of oracle calls, so a Run's cost "
                                    f"grows linearly with it: ~0.9 s per step on 2 busy cores "
                                    f"(1000 steps took 15 min: PANDA 2 min, unrolled 7 min, "
-                                   f"implicit 5.5 min), so the app's default {APP_ITERATIONS} "
-                                   f"answers in a few minutes but leaves PANDA unconverged; "
+                                   f"implicit 5.5 min; 200 steps 4.8 min), so the app's "
+                                   f"default {APP_ITERATIONS} answers in a few minutes but "
+                                   f"leaves PANDA far from converged; "
                                    f"the claims' quick scale uses the spec probe's "
                                    f"{lib.config_for('quick').panda.iterations} (cached once "
                                    f"the notebook or the claims ran it).")
@@ -223,15 +224,22 @@ class PandaExplorer(ExplorerBase):
                     "appear here).")
         cfg, seed = self._result_key
         g, p = cfg.game, cfg.panda
+        quick = lib.config_for("quick").panda.iterations
         stale = self.result() is None
         return (f"**Run result** (seed {seed}, S = {g.n_states}, {g.n_actions[0]} actions, "
                 f"tau = {g.tau:g}, gamma = {g.gamma:g}; PANDA {p.iterations} steps, budget "
                 f"{exp['budget']} oracle calls): Phi* = {exp['phi_star']:.5g} by brute force."
                 + (" - **stale: settings changed since this Run**" if stale else "")
+                + (f" PANDA ran {p.iterations} steps, fewer than the claims' {quick}: set "
+                   f"*Iterations* to {quick} for the claims' run (cached once they ran)."
+                   if p.iterations < quick else "")
                 + "  \n*Top:* Phi(x_k)/Phi* against first-order oracle calls (the related "
                 "baselines ran at PANDA's budget; the ignore-response reference's final value "
-                "dotted) and the landscape log10 Phi(x) with every trajectory. *Bottom:* the "
-                "Nikaido-Isoda gap of each method's policies and PANDA's penalty rho_k.")
+                "dotted; PANDA = NI penalty with Danskin gradients, unrolled = unrolled "
+                "descent-ascent, implicit = implicit differentiation by GDA + MINRES) and the "
+                "landscape log10 Phi(x) with every trajectory, x* the brute-force minimiser, "
+                "x_dag the incentive that induces the targets. *Bottom:* the Nikaido-Isoda gap "
+                "of each method's policies and PANDA's penalty rho_k.")
 
     @param.depends(*_SETTINGS, "run_done", watch=True, on_init=True)
     def _update_results_caption(self) -> None:

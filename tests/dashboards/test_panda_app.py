@@ -79,9 +79,8 @@ def test_run_draws_the_figures_then_marks_them_stale(tmp_cache):
     # the run_done views hold the result: Charts with named axes, the landscape a figure
     conv, ni, rho = e.convergence_chart(), e.ni_chart(), e.rho_chart()
     assert conv.y_log and conv.x_label == "first-order oracle calls"
-    assert [s.label for s in conv.series] == ["PANDA", "ignore response (ref.)",
-                                              "unrolled GDA", "Phi*"]
-    assert [s.label for s in ni.series] == ["PANDA", "unrolled GDA"]
+    assert [s.label for s in conv.series] == ["PANDA", "ignore (ref.)", "unrolled", "Phi*"]
+    assert [s.label for s in ni.series] == ["PANDA", "unrolled"]
     assert rho.series[0].y[0] == pytest.approx(e.rho0)
     assert e._landscape.object is not None and e._landscape.object.renderers
     assert "Phi*" in e._summary.object and "stale" not in e.results_note()
