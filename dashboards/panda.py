@@ -78,14 +78,13 @@ class PandaExplorer(ExplorerBase):
     iterations = param.Integer(APP_ITERATIONS, bounds=(50, 12000), step=50,
                                doc=f"PANDA iterations from a cold start. The related baselines "
                                    f"run at PANDA's budget of oracle calls, so a Run's cost "
-                                   f"grows linearly with it: ~0.9 s per step on 2 busy cores "
-                                   f"(1000 steps took 15 min: PANDA 2 min, unrolled 7 min, "
-                                   f"implicit 5.5 min; 200 steps 4.8 min), so the app's "
-                                   f"default {APP_ITERATIONS} answers in a few minutes but "
-                                   f"leaves PANDA far from converged; "
-                                   f"the claims' quick scale uses the spec probe's "
-                                   f"{lib.config_for('quick').panda.iterations} (cached once "
-                                   f"the notebook or the claims ran it).")
+                                   f"grows linearly with it: the app's default "
+                                   f"{APP_ITERATIONS} answered in 21 s in Chromium, the claims' "
+                                   f"{lib.config_for('quick').panda.iterations} (the spec "
+                                   f"probe's; cached once the notebook or the claims ran it) "
+                                   f"take ~6 min wall (benchmarks/panda_timings.csv), several "
+                                   f"times longer on busy cores (200 steps once took 290 s). "
+                                   f"At {APP_ITERATIONS} steps PANDA is far from converged.")
     warm_start = param.Boolean(False, doc="Warm start (NOT the paper's method): the lower "
                                           "level starts at the exact saddle point of x0 "
                                           "(Newton with analytic second-order Jacobians).")
