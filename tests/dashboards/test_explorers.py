@@ -143,7 +143,7 @@ def test_app_renders_to_bokeh(slug):
 
 
 def test_served_index_and_apps_answer_http(served):
-    from icml26.dashboards.index import create_index
+    from icml26.dashboards.app.index import create_index
 
     port = served({"/": create_index, **{f"/{s}": papers.get(s).dashboard().create_app
                                          for s in REPRODUCED}})
