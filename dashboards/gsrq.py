@@ -77,13 +77,14 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
     base = next(r for r in rows if r["variant"] == "fp32 cache")
     panels = []
     for metric, ylabel in (("ppl", "perplexity"), ("passkey", "passkey digit accuracy")):
-        layers = [hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
-                                              line_dash="dashed")]
+        layers = []  # the curves first: an overlay takes its axis names from its first layer
         for label in gsrq.VARIANTS:
             pts = sorted((r["bits"], r[metric]) for r in rows if r["variant"] == label)
             layers.append(hv.Curve(pts, "bits per element", ylabel, label=label).opts(
                 color=VARIANT_COLORS[label]) * hv.Scatter(pts, "bits per element", ylabel)
                 .opts(color=VARIANT_COLORS[label]))
+        layers.append(hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
+                                                  line_dash="dashed"))
         panels.append(hv.Overlay(layers).opts(
             title=f"tiny LM: {ylabel} (dashed: fp32 cache)", legend_position="top_right",
             responsive=True, min_height=300, logy=metric == "ppl"))
