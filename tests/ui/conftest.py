@@ -48,3 +48,20 @@ def app_server():
     server, port = serve_in_thread(all_apps())
     yield f"http://127.0.0.1:{port}"
     server.stop()
+
+
+@pytest.fixture
+def offline(browser):
+    """A page whose requests may not leave this machine: ``(page, blocked, page_errors,
+    console_errors)``; ``blocked`` lists every request that tried."""
+    from browser import block_network
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blocked = block_network(context)
+    page = context.new_page()
+    page_errors: list[str] = []
+    console_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    yield page, blocked, page_errors, console_errors
+    context.close()

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import block_network, figure_problems, open_app, serve_in_thread, wait_until_stable
+from browser import figure_problems, open_app, serve_in_thread, wait_until_stable
 
 from icml26 import papers
 
@@ -32,24 +32,13 @@ def shots_dir() -> Path:
     return Path(root)
 
 
-@pytest.fixture
-def offline_page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    blocked = block_network(context)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page, blocked, errors
-    context.close()
-
-
 def run_button(page):
     return page.get_by_role("button", name=re.compile(r"^Run\b"))
 
 
 @pytest.mark.parametrize("slug", BUILT)
-def test_every_figure_draws_on_load_after_a_step_and_after_run(offline_page, app_server, slug):
-    page, blocked, errors = offline_page
+def test_every_figure_draws_on_load_after_a_step_and_after_run(offline, app_server, slug):
+    page, blocked, errors, _ = offline
     open_app(page, f"{app_server}/{slug}")
     problems = figure_problems(page, "on load")
     page.screenshot(path=str(shots_dir() / f"{slug}-load.png"), full_page=True)

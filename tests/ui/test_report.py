@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import block_network, figure_problems
+from browser import figure_problems
 
 from icml26 import papers
 
@@ -29,20 +29,9 @@ def site() -> Path:
     return Path(SITE).resolve()
 
 
-@pytest.fixture
-def offline(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    blocked = block_network(context)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    yield page, blocked, errors
-    context.close()
-
-
 def test_index_lists_every_paper(site, offline):
-    page, blocked, errors = offline
+    page, blocked, page_errors, console_errors = offline
+    errors = page_errors + console_errors
     page.goto((site / "index.html").as_uri())
     page.screenshot(path=str(site / "index.png"), full_page=True)
     text = page.inner_text("body")
@@ -54,7 +43,8 @@ def test_index_lists_every_paper(site, offline):
 
 @pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
 def test_every_plot_of_a_paper_page_draws_offline(site, offline, slug):
-    page, blocked, errors = offline
+    page, blocked, page_errors, console_errors = offline
+    errors = page_errors + console_errors
     page.goto((site / f"{slug}.html").as_uri())
     page.wait_for_function("() => window.Bokeh && [...Bokeh.index.all_views()].length > 0",
                            timeout=60_000)
