@@ -22,7 +22,7 @@ import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 from icml26.dashboards.app.live import LiveFigures
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
@@ -94,9 +94,8 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
 def benchmark_plot(df) -> hv.Element:
     """F4: achieved GB/s of the assignment vs N, per implementation and K (GPU CSV)."""
     if df is None or len(df) == 0:
-        return hv.Text(0.5, 0.5, "No GPU benchmark recorded yet:\nrun "
-                       "kernels/bench/bench_gain_shape_assign.py on a CUDA machine").opts(
-            xaxis=None, yaxis=None, toolbar=None, responsive=True, min_height=250)
+        return message_plot("No GPU benchmark recorded yet:\nrun "
+                            "kernels/bench/bench_gain_shape_assign.py on a CUDA machine")
     if "op" in df:
         df = df[df["op"] == "assign"]
     if "timestamp" in df and len(df):

@@ -25,7 +25,7 @@ import param
 import torch
 
 from icml26 import place_fields as pf
-from icml26.dashboards.app import ExplorerBase, paper_page
+from icml26.dashboards.app import ExplorerBase, message_plot, paper_page
 from icml26.place_fields import lm
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
@@ -190,11 +190,6 @@ def plot_data_efficiency(frame, title: str = "Toy LM: validation loss vs trainin
                                 ["validation loss (nats)", "SE"]).opts(color=color)]
     return hv.Overlay(layers).opts(title=title, logx=True, legend_position="top_right",
                                    responsive=True, min_height=300)
-
-
-def message_plot(text: str) -> hv.Element:
-    return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                        responsive=True, min_height=260)
 
 
 # --------------------------------------------------------------------------- the explorer
