@@ -45,6 +45,12 @@ def _opts(el, title: str, legend: str = "top_left"):
     return el.opts(title=title, legend_position=legend, responsive=True, min_height=280)
 
 
+def _panel_opts(el, title: str):
+    """A panel of a grid: a fixed size and the legend below the frame (never over data)."""
+    return el.opts(title=title, legend_position="bottom", legend_cols=2, width=420,
+                   height=360)
+
+
 def mean_bias_chart(theory: dict, fitted=None, n_fit: int | None = None) -> Chart:
     """Channel 1: the line 2m/(beta sigma^2) and, if given, the fitted theta_s1 vs m (F1a)."""
     series = [Series("black", theory["m"], theory["theta_s1_theory"], "theory 2m / (β σ²)")]
@@ -117,7 +123,7 @@ def leakage_plot(leakage, far: bool = True) -> hv.Overlay:
             layers.append(hv.Curve((sel.rho, sel.theta_s2), "ρ", "θ_s2",
                                    label=f"linearised ({regime.replace('_', ' ')})")
                           .opts(color=colors[regime], line_dash="dashed"))
-    return _opts(hv.Overlay(layers), "Leakage channel: θ_s2 vs ρ")
+    return _opts(hv.Overlay(layers), "Leakage channel: θ_s2 vs ρ", "right")
 
 
 def irreducible_plot(rows, theta_s1_pop: float | None = None) -> hv.Layout:
@@ -126,12 +132,13 @@ def irreducible_plot(rows, theta_s1_pop: float | None = None) -> hv.Layout:
     mean, se = g.mean(numeric_only=True), g.sem(numeric_only=True).fillna(0.0)
     n = mean.index.values.astype(float)
 
-    def band(col, label, color):
-        return (hv.Curve((n, mean[col]), "n pairs", col, label=label).opts(color=color) *
-                hv.ErrorBars((n, mean[col], 2 * se[col]), "n pairs", [col, "2 SE"])
+    def band(col, label, color, y="accuracy"):
+        y = hv.Dimension(col, label=y)  # one axis name for the overlaid columns
+        return (hv.Curve((n, mean[col]), "n pairs", y, label=label).opts(color=color) *
+                hv.ErrorBars((n, mean[col], 2 * se[col]), "n pairs", [y, "2 SE"])
                 .opts(color=color))
 
-    s1 = band("theta_s1", "θ_s1 (mean ± 2 SE)", COLORS["converged"])
+    s1 = band("theta_s1", "θ_s1 (mean ± 2 SE)", COLORS["converged"], "spurious weight θ_s1")
     if theta_s1_pop is not None:
         s1 = s1 * hv.HLine(theta_s1_pop).opts(color="black", line_dash="dashed")
     acc = band("acc_id", "in distribution (m' = m)", COLORS["converged"]) * \
@@ -140,10 +147,10 @@ def irreducible_plot(rows, theta_s1_pop: float | None = None) -> hv.Layout:
     err = hv.Curve((n, mean.est_error), "n pairs", "|θ_n - θ_pop|²", label="estimation error")
     ref = hv.Curve((n, mean.est_error.iloc[-1] * n[-1] / n), "n pairs", "|θ_n - θ_pop|²",
                    label="∝ 1/n").opts(color="grey", line_dash="dashed")
-    return (_opts(s1.opts(logx=True), "θ_s1 does not shrink with n (dashed: population)") +
-            _opts(acc.opts(logx=True), "Accuracy: the ID-OOD gap stays", "bottom_right") +
-            _opts((err * ref).opts(logx=True, logy=True), "Reducible part ~ 1/n",
-                  "bottom_left")).cols(3)
+    title = "θ_s1 does not shrink with n (dashed: population)"
+    return (_panel_opts(s1.opts(logx=True), title) +
+            _panel_opts(acc.opts(logx=True), "Accuracy: the ID-OOD gap stays") +
+            _panel_opts((err * ref).opts(logx=True, logy=True), "Reducible part ~ 1/n")).cols(3)
 
 
 def ties_plot(rows, methods=("ties", "random_labels", "l2_matched")) -> hv.Layout:
@@ -168,10 +175,10 @@ def ties_plot(rows, methods=("ties", "random_labels", "l2_matched")) -> hv.Layou
                                           "accuracy, neutral pairs", **kw).opts(color=c))
         panels["ood"].append(hv.Curve((x, sel.acc_ood), "tie fraction",
                                       "accuracy, flipped bias", **kw).opts(color=c))
-    return (_opts(hv.Overlay(panels["spur"]), "Spurious weight vs DPO", "bottom_left") +
-            _opts(hv.Overlay(panels["causal"]), "Causal weight θ_c·w*", "bottom_left") +
-            _opts(hv.Overlay(panels["neutral"]), "Neutral pairs (m' = 0)", "bottom_right") +
-            _opts(hv.Overlay(panels["ood"]), "Flipped bias (m' = -m)", "bottom_right")).cols(2)
+    return (_panel_opts(hv.Overlay(panels["spur"]), "Spurious weight vs DPO") +
+            _panel_opts(hv.Overlay(panels["causal"]), "Causal weight θ_c·w*") +
+            _panel_opts(hv.Overlay(panels["neutral"]), "Neutral pairs (m' = 0)") +
+            _panel_opts(hv.Overlay(panels["ood"]), "Flipped bias (m' = -m)")).cols(2)
 
 
 def theory_ties_plot(theory: dict, tie_loss: str, tie_fraction: float | None = None):
@@ -221,6 +228,13 @@ def neural_plot(rows) -> hv.Layout:
     bars = hv.Bars(df, ["direction", "model"], "sensitivity")
     return bars.opts(title="MLP reward: E|∂r/∂x| by finite differences", responsive=True,
                      min_height=280, xrotation=0, tools=["hover"])
+
+
+def _panels(layout: hv.Layout, ncols: int) -> pn.GridBox:
+    """The panels of a grid figure as separate panes: a HoloViews grid that replaces the
+    "Press Run" message in a live page was laid out at 0 x 0 px in Chromium (the notebook
+    draws the same ``hv.Layout`` fine)."""
+    return pn.GridBox(*(pn.pane.HoloViews(panel) for panel in layout), ncols=ncols)
 
 
 @functools.lru_cache(maxsize=48)
@@ -392,19 +406,19 @@ class SpuriousDPOExplorer(ExplorerBase):
             title=f"Fitted leakage, n = {self._result['n']}")
 
     @param.depends("run_done")
-    def run_irreducible_view(self) -> hv.Layout | hv.Element:
+    def run_irreducible_view(self) -> pn.GridBox | hv.Element:
         """theta_s1, accuracies and the estimation error vs n (mean over replicates)."""
         if self._result is None:
             return message_plot("Press Run for the sweep over n")
         d = self._result["irreducible"]
-        return irreducible_plot(d["rows"], d["theta_s1_pop"])
+        return _panels(irreducible_plot(d["rows"], d["theta_s1_pop"]), ncols=3)
 
     @param.depends("run_done")
-    def run_ties_view(self) -> hv.Layout | hv.Element:
+    def run_ties_view(self) -> pn.GridBox | hv.Element:
         """Fitted |theta_s1| relative to DPO, theta_c.w* and accuracies vs tie fraction."""
         if self._result is None:
             return message_plot("Press Run for the tie sweep")
-        return ties_plot(self._result["ties"]["rows"])
+        return _panels(ties_plot(self._result["ties"]["rows"]), ncols=2)
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
