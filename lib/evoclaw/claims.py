@@ -1,0 +1,86 @@
+"""The claims of ``evoclaw``: the claim rows and how each is measured from the experiments.
+
+Binding (expected on seeds 0-4 at quick scale): milestone recovery (ARI), edge recovery
+(F1), the continuous-mode drop.  Reported: isolated score equals competence (a sanity check of
+the harness: every bug is caught, the reference passes).
+"""
+
+from __future__ import annotations
+
+from icml26.claims import Claim, ClaimTable
+from icml26.evoclaw.experiments import (
+    PAPER,
+    EvoConfig,
+    config_for,
+    figure_evolution_data,
+    figure_reconstruction_data,
+)
+
+#: name: (statement, op, threshold, expected)
+CLAIM_SPECS = {
+    "dag_recovered": ("Milestones are recovered from noisy commit logs: adjusted Rand index "
+                      "of the commit clustering at noise 0.2, worst repository, >= 0.8",
+                      ">=", 0.8, True),
+    "edges_recovered": ("The milestone dependency DAG is recovered from symbol def/use: edge "
+                        "F1 at noise 0.2, worst repository, >= 0.7", ">=", 0.7, True),
+    "continuous_drop": ("Continuous evaluation scores far below isolated evaluation: isolated "
+                        "- continuous resolve rate at p = 0.85 >= 0.2 (errors propagate)",
+                        ">=", 0.2, True),
+    "isolated_is_competence": ("Isolated evaluation measures competence: |isolated resolve "
+                               "rate - p| <= 0.03 (the tests catch every bug, the reference "
+                               "passes)", "<=", 0.03, True),
+}
+RECON_CLAIMS = ("dag_recovered", "edges_recovered")
+EVOLUTION_CLAIMS = ("continuous_drop", "isolated_is_competence")
+
+
+def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
+    return claims_for(config_for(scale), seed)
+
+
+def claims_for(cfg: EvoConfig, seed: int = 0) -> list[Claim]:
+    """The claims for an explicit config (the mutation test sets ``reset_dependencies``)."""
+    table = ClaimTable(PAPER, CLAIM_SPECS)
+    with table.guard(RECON_CLAIMS):
+        rows = [r for r in figure_reconstruction_data(cfg, seed)
+                if abs(r["noise"] - cfg.claim_noise) < 1e-9]
+        if not rows:
+            raise ValueError(f"claim_noise {cfg.claim_noise} is not in noise_grid")
+        ari = [r["ari"] for r in rows]
+        f1 = [r["edge_f1"] for r in rows]
+        found = [r["n_found"] for r in rows]
+        where = (f"{len(rows)} synthetic repositories of {cfg.history.n_milestones} "
+                 f"milestones at noise {cfg.claim_noise:g} ({min(r['n_commits'] for r in rows)}"
+                 f"-{max(r['n_commits'] for r in rows)} commits each)")
+        table.add("dag_recovered", min(ari),
+                  f"worst of {where}; ARI {min(ari):.3f}-{max(ari):.3f}; clusters found "
+                  f"{min(found)}-{max(found)} (not told the number); weights calibrated on "
+                  "other seeds (1000-1069); synthetic logs, not DeepCommit's data")
+        table.add("edges_recovered", min(f1),
+                  f"worst of {where}; F1 {min(f1):.3f}-{max(f1):.3f}, precision "
+                  f"{min(r['edge_precision'] for r in rows):.2f}-"
+                  f"{max(r['edge_precision'] for r in rows):.2f}, recall "
+                  f"{min(r['edge_recall'] for r in rows):.2f}-"
+                  f"{max(r['edge_recall'] for r in rows):.2f}; def/use from the commits' "
+                  "symbol sets (no real diff parsing)")
+    with table.guard(EVOLUTION_CLAIMS):
+        ev = figure_evolution_data(cfg, seed)
+        iso, con = ev["isolated"], ev["continuous"]
+        per = [a - b for a, b in zip(iso["per_repo"], con["per_repo"])]
+        how = (f"{cfg.n_repos} generated packages x {cfg.pkg_milestones} milestones "
+               f"({ev['edges']} dependency edges), {cfg.n_trajectories} simulated agents each "
+               f"(p = {cfg.p:g}, r = {cfg.r:g}, beta = {cfg.beta:g}); {ev['runs']} distinct "
+               "code states whose tests were really run (in-process, memoised)")
+        mutation = "; dependencies reset to the reference (mutation)" \
+            if cfg.reset_dependencies else ""
+        table.add("continuous_drop", iso["score"] - con["score"],
+                  f"isolated {iso['score']:.3f}, continuous {con['score']:.3f} pooled over "
+                  f"{how}; per-package drop {min(per):.3f}-{max(per):.3f}; paper: > 80% "
+                  f"isolated vs <= 38% continuous for real LLM agents{mutation}")
+        n_graded = cfg.n_repos * cfg.n_trajectories * cfg.pkg_milestones
+        se = (cfg.p * (1 - cfg.p) / n_graded) ** 0.5
+        table.add("isolated_is_competence", abs(iso["score"] - cfg.p),
+                  f"isolated {iso['score']:.4f} vs p = {cfg.p:g} over {how}; sampling SE "
+                  f"{se:.4f} over {n_graded} graded milestones")
+    return table.claims
