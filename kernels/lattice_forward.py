@@ -82,8 +82,8 @@ if triton is not None:
         kk = tl.arange(0, BLOCK_K)
         k_ok = kk < n_lang
         a_row = a_ptr + b * stride_ab
-        tl.store(a_row + kk * stride_ak, tl.zeros([BLOCK_K], tl.float32).to(
-            a_ptr.dtype.element_ty), mask=k_ok)
+        tl.store(a_row + kk * stride_ak, tl.zeros([BLOCK_K], a_ptr.dtype.element_ty),
+                 mask=k_ok)
         for t in range(1, n_pos + 1):
             tl.debug_barrier()  # alpha[t - l] was stored by this program: make it visible
             l_ok = (ll < n_len) & (ll < t)  # start position t - l - 1 >= 0
@@ -92,9 +92,9 @@ if triton is not None:
             e_ok = l_ok & (ids >= 0)
             m2 = e_ok[:, None] & k_ok[None, :]
             w = tl.load(w_ptr + kk[None, :] * stride_wk + ids[:, None] * stride_wv,
-                        mask=m2, other=float("-inf")).to(tl.float32)
+                        mask=m2, other=float("-inf"))
             prev = tl.load(a_row + (t - 1 - ll)[:, None] * stride_at + kk[None, :] * stride_ak,
-                           mask=m2, other=float("-inf")).to(tl.float32)
+                           mask=m2, other=float("-inf"))
             s = tl.where(m2, prev + w, float("-inf"))
             m = tl.max(s, axis=0)  # [BLOCK_K]
             if MAX_SEMIRING:
@@ -137,8 +137,9 @@ def lattice_forward(edges: torch.Tensor, logp: torch.Tensor, semiring: str = "lo
     """Forward variables of every text under every language's unigram distribution.
 
     ``edges [B, T, L]`` int64 piece ids (-1: no edge), ``logp [K, V]`` -> ``alpha [B, T+1, K]``
-    in ``logp``'s dtype.  ``impl="auto"`` runs Triton on CUDA tensors and the torch reference
-    otherwise; ``"triton"`` forces the kernel (on CPU only under ``TRITON_INTERPRET=1``).
+    in ``logp``'s dtype (the kernel accumulates in that dtype).  ``impl="auto"`` runs Triton
+    on CUDA tensors and the torch reference otherwise; ``"triton"`` forces the kernel (on
+    CPU only under ``TRITON_INTERPRET=1``).
     ``out`` is a buffer to write into (tests pre-fill it with NaN).
     """
     if impl not in IMPLS:
@@ -181,7 +182,7 @@ def reverse_edges(edges: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     ln = torch.arange(1, n_l + 1, device=edges.device)[None, None, :]
     n = lengths.to(edges.device)[:, None, None]
     new_t = n - t + ln  # 1-based end position in the reversed text
-    ok = (edges >= 0) & (t <= n)
+    ok = (edges >= 0) & (t <= n) & (ln <= t)  # an edge starting before the text is none
     b_idx = torch.arange(n_b, device=edges.device)[:, None, None].expand_as(edges)
     l_idx = (ln - 1).expand_as(edges)
     out[b_idx[ok], (new_t - 1).expand_as(edges)[ok], l_idx[ok]] = edges[ok]

@@ -106,7 +106,9 @@ def predictions(cfg: UniLIDConfig, seed: int, k: int, method: str) -> dict:
         pred, setting = BASELINES[method](shots(s, k), s.valid, texts, seed)
         return {"pred": pred, "gold": gold, "setting": setting}
 
-    return cached(PAPER, f"pred-{method}-k{k}", cfg, seed, CACHE_VERSION, compute)
+    # a baseline does not depend on UniLID's settings: one cache entry for every model config
+    key = cfg if method.startswith("UniLID") else replace(cfg, model=ModelConfig())
+    return cached(PAPER, f"pred-{method}-k{k}", key, seed, CACHE_VERSION, compute)
 
 
 def figure_accuracy_data(cfg: UniLIDConfig, seed: int = 0,

@@ -175,7 +175,7 @@ def expected_counts(lat: Lattice, logp: torch.Tensor, impl: str = "auto") -> tor
     log_z = alpha[torch.arange(n_b), lat.lengths]  # [B]
     t = torch.arange(1, n_t + 1)[None, :, None]
     ln = torch.arange(1, n_l + 1)[None, None, :]
-    ok = lat.edges >= 0
+    ok = (lat.edges >= 0) & (ln <= t)  # an edge starting before the text is none
     start = (t - ln).clamp_min(0).expand_as(lat.edges)
     bb = torch.arange(n_b)[:, None, None].expand_as(lat.edges)
     post = (alpha[bb, start] + logp[0][lat.edges.clamp_min(0)]
