@@ -42,9 +42,11 @@ from icml26.evoclaw.experiments import (
     EvoConfig,
     config_for,
     evaluate,
+    evaluate_repo,
     figure_evolution_data,
     figure_reconstruction_data,
     figure_sweep_data,
+    pool,
     repo_package,
 )
 from icml26.evoclaw.history import Commit, History, HistoryConfig, make_history, random_dag
@@ -57,13 +59,14 @@ from icml26.evoclaw.package import (
     reference_values,
     run_in_process,
     run_with_pytest,
-    tests_source,
+    suite_source,
 )
 from icml26.evoclaw.reconstruct import (
     ReconConfig,
     affinity,
     cluster,
     edge_f1,
+    majority_map,
     reconstruct,
     recover_edges,
 )
@@ -72,8 +75,9 @@ __all__ = [
     "CACHE_VERSION", "CLAIM_SPECS", "PAPER", "SCALES", "TEMPLATES", "Agent", "Commit",
     "EvoConfig", "History", "HistoryConfig", "PackageSpec", "ReconConfig", "SuiteOracle",
     "affinity", "bugs_caught", "claims", "claims_for", "cluster", "config_for",
-    "draw_trajectories", "edge_f1", "evaluate", "figure_evolution_data",
+    "draw_trajectories", "edge_f1", "evaluate", "evaluate_repo", "figure_evolution_data",
     "figure_reconstruction_data", "figure_sweep_data", "grade", "make_history",
-    "make_package", "module_source", "random_dag", "reconstruct", "recover_edges",
-    "reference_values", "repo_package", "run_in_process", "run_with_pytest", "tests_source",
+    "majority_map", "make_package", "module_source", "pool", "random_dag", "reconstruct",
+    "recover_edges", "reference_values", "repo_package", "run_in_process", "run_with_pytest",
+    "suite_source",
 ]

@@ -33,7 +33,7 @@ from icml26.evoclaw.package import (
     module_source,
     reference_values,
     run_in_process,
-    tests_source,
+    suite_source,
 )
 
 
@@ -43,7 +43,7 @@ class SuiteOracle:
     def __init__(self, spec: PackageSpec):
         self.spec = spec
         self.expected = reference_values(spec)
-        self.tests = [tests_source(spec, k, self.expected[k]) for k in range(spec.n)]
+        self.tests = [suite_source(spec, k, self.expected[k]) for k in range(spec.n)]
         self.ancestors = [spec.ancestors(k) for k in range(spec.n)]
         self.memo: dict[tuple, tuple[bool, ...]] = {}
         self.runs = 0  # test-module executions (distinct states)

@@ -108,38 +108,46 @@ def repo_package(cfg: EvoConfig, seed: int, repo: int, beta: float | None = None
                         cfg.beta if beta is None else beta)
 
 
+def evaluate_repo(cfg: EvoConfig, seed: int, repo: int, p: float, r: float, beta: float,
+                  trajectories: int, reset_dependencies: bool = False) -> dict:
+    """One repository: its package's tests really run for every state its agents reach;
+    per mode the ``grade`` arrays, plus ``runs`` (distinct states) and ``edges``."""
+    spec = repo_package(cfg, seed, repo, beta)
+    oracle = SuiteOracle(spec)
+    draws = draw_trajectories(spec, Agent(p, r), trajectories, repo_rng(seed, repo, AGENT))
+    out = {mode: grade(oracle, *draws, mode, reset_dependencies)
+           for mode in ("isolated", "continuous")}
+    out["runs"] = oracle.runs
+    out["edges"] = sum(len(ps) for ps in spec.parents)
+    return out
+
+
+def pool(repos: list[dict]) -> dict:
+    """Pool repositories' gradings: per mode the ``score`` (mean resolved over every milestone
+    of every repository), ``by_index`` (resolve rate by milestone index), ``recall`` /
+    ``precision`` (means by index) and ``per_repo`` scores; ``runs`` and ``edges`` summed."""
+    out: dict = {"runs": sum(r["runs"] for r in repos), "edges": sum(r["edges"] for r in repos)}
+    for mode in ("isolated", "continuous"):
+        resolved = np.concatenate([r[mode]["resolved"] for r in repos])  # [repos * n, M]
+        out[mode] = {
+            "score": float(resolved.mean()),
+            "by_index": resolved.mean(0).tolist(),
+            "recall": np.concatenate([r[mode]["recall"] for r in repos]).mean(0).tolist(),
+            "precision": np.concatenate([r[mode]["precision"] for r in repos]).mean(0).tolist(),
+            "per_repo": [r[mode]["score"] for r in repos]}
+    return out
+
+
 def evaluate(cfg: EvoConfig, seed: int, p: float, r: float, beta: float, trajectories: int,
              reset_dependencies: bool = False, progress=None) -> dict:
-    """Isolated and continuous grading of ``trajectories`` agents per repository.
-
-    Returns per mode the pooled ``score`` (mean resolved over every milestone of every
-    repository), ``by_index`` (resolve rate by milestone index), ``recall`` / ``precision``
-    (means by index), ``per_repo`` scores and ``runs`` (distinct code states tested).
-    """
-    out: dict = {"isolated": {}, "continuous": {}, "runs": 0, "edges": 0}
-    parts: dict = {mode: {"resolved": [], "recall": [], "precision": []}
-                   for mode in ("isolated", "continuous")}
+    """Isolated and continuous grading of ``trajectories`` agents per repository, pooled."""
+    repos = []
     for repo in range(cfg.n_repos):
-        spec = repo_package(cfg, seed, repo, beta)
-        oracle = SuiteOracle(spec)
-        draws = draw_trajectories(spec, Agent(p, r), trajectories,
-                                  repo_rng(seed, repo, AGENT))
-        for mode in ("isolated", "continuous"):
-            res = grade(oracle, *draws, mode, reset_dependencies)
-            for k in parts[mode]:
-                parts[mode][k].append(res[k])
-        out["runs"] += oracle.runs
-        out["edges"] += sum(len(ps) for ps in spec.parents)
+        repos.append(evaluate_repo(cfg, seed, repo, p, r, beta, trajectories,
+                                   reset_dependencies))
         if progress:
             progress(1)
-    for mode, p_ in parts.items():
-        resolved = np.concatenate(p_["resolved"])  # [repos * n, M]
-        out[mode] = {"score": float(resolved.mean()),
-                     "by_index": resolved.mean(0).tolist(),
-                     "recall": np.concatenate(p_["recall"]).mean(0).tolist(),
-                     "precision": np.concatenate(p_["precision"]).mean(0).tolist(),
-                     "per_repo": [float(x.mean()) for x in p_["resolved"]]}
-    return out
+    return pool(repos)
 
 
 def figure_evolution_data(cfg: EvoConfig, seed: int = 0, progress=None) -> dict:

@@ -122,7 +122,7 @@ def case_inputs(spec: PackageSpec) -> list[list[int]]:
     return [INPUTS[i % len(INPUTS)] for i in range(spec.n_tests)]
 
 
-def tests_source(spec: PackageSpec, k: int, expected: dict[str, list[int]]) -> str:
+def suite_source(spec: PackageSpec, k: int, expected: dict[str, list[int]]) -> str:
     """Milestone ``k``'s test module; ``expected`` holds the reference ``core``/``f`` values."""
     n_int = spec.n_integration()
     lines = [f'"""Tests of milestone {k} ({n_int} integration, '
