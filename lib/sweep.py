@@ -63,7 +63,9 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def default_out() -> Path:
-    """``$ICML26_CACHE/sweeps`` (default ``~/.cache/icml26/sweeps``); not created here."""
+    """``$ICML26_SWEEPS``, else ``$ICML26_CACHE/sweeps`` (``~/.cache/icml26/sweeps``)."""
+    if os.environ.get("ICML26_SWEEPS"):
+        return Path(os.environ["ICML26_SWEEPS"])
     root = os.environ.get("ICML26_CACHE") or Path.home() / ".cache" / "icml26"
     return Path(root) / "sweeps"
 

@@ -1,6 +1,7 @@
-"""``icml26`` command line: ``claims`` (the ledger) and ``serve`` (every dashboard).
+"""``icml26`` command line: ``claims`` (the ledger), ``sweep`` (claims over many seeds, on
+Dask) and ``serve`` (every dashboard).
 
-``claims`` never imports panel; ``serve`` imports the dashboards lazily.
+``claims`` and ``sweep`` never import panel; ``serve`` imports the dashboards lazily.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ def _claims(args: argparse.Namespace) -> int:
         everything.extend(got)
         print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s",
               file=sys.stderr)
+    rates = _sweep_rates([p.slug for p in selected if p.built], args.scale)
     if args.json:
         print(ledger.to_json(everything))
+    elif rates:  # a sweep exists for some paper: the table gains its hold rates
+        print(_table_with_rates(everything, rates, args.markdown, args.note_width))
     elif args.markdown:
         print(ledger.format_markdown(everything))
     else:
@@ -45,11 +49,81 @@ def _claims(args: argparse.Namespace) -> int:
     return 1 if bad or broken else 0
 
 
+def _sweep_rates(slugs: list[str], scale: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """``{(paper, claim): (k, n)}`` from the sweep datasets (``icml26 sweep``) that exist."""
+    from icml26 import sweep
+
+    return {(slug, claim): kn for slug in slugs if sweep.has_sweep(slug)
+            for claim, kn in sweep.hold_rates(slug, scale).items()}
+
+
+def _table_with_rates(claims, rates, markdown: bool, width: int) -> str:
+    """The claims table with a "held (sweep)" column: k/n seeds of the sweep dataset."""
+    header = [*ledger.HEADER[:-1], "held (sweep)", ledger.HEADER[-1]]
+    rows = []
+    for c, r in zip(claims, ledger.table_rows(claims)):
+        k, n = rates.get((c.paper, c.name), (None, None))
+        note = r[-1] if markdown or len(r[-1]) <= width else r[-1][: width - 1] + "…"
+        rows.append([*r[:-1], "—" if n is None else f"{k}/{n} ({k / n:.0%})", note])
+    if markdown:
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return "\n".join(out + ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |"
+                                for r in rows])
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
+           "  ".join("-" * w for w in widths)]
+    return "\n".join(out + ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows])
+
+
+def _load_task(spec: str):
+    """``"module:function"`` -> the function (a sweep of something other than claims())."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ValueError(f"--task {spec!r}: {type(e).__name__}: {e}") from None
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    import json
+
+    from icml26 import sweep
+
+    task = _load_task(args.task) if args.task else None
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    plan = sweep.plan(args.slugs, args.seeds, args.scale, args.out)  # validates, writes nothing
+    result = None
+    if plan.todo or args.scheduler:  # an unreachable scheduler is an error even with no work
+        client = sweep.connect(args.workers, args.scheduler, timeout=args.timeout)
+        try:
+            print(f"sweep: {len(plan.todo)} tasks to run, {plan.done} (paper, seed) pairs "
+                  f"already in {plan.out}", file=sys.stderr)
+            print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
+            if plan.todo:
+                result = sweep.Sweep(plan, client, task).collect(progress=not args.no_progress)
+        finally:
+            sweep.close(client)
+    summary = sweep.summarize(sweep.read(plan.out, plan.papers, plan.scale, plan.seeds))
+    print(json.dumps(summary, indent=1) if args.json else sweep.format_summary(summary))
+    if result is not None:
+        print(f"sweep: {result.completed} tasks in {result.seconds:.1f} s, {result.failed} "
+              f"failed, {result.written} rows written to {plan.out}", file=sys.stderr)
+    if result is not None and result.failed:
+        for e in result.errors:
+            print(f"FAILED: {e}", file=sys.stderr)
+        return min(result.failed, 125)  # the exit status is the number of failed tasks
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     from icml26.dashboards.app import perf
     from icml26.dashboards.app.index import create_index
+    from icml26.dashboards.app.sweep_page import create_app as create_robustness
 
-    apps = {"/": create_index}
+    apps = {"/": create_index, "/robustness": create_robustness}
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     print(f"serving {len(apps) - 1} papers at http://{args.address}:{args.port}/",
@@ -94,6 +168,27 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
     c.add_argument("--note-width", type=int, default=60, help="cut notes to this width")
     c.set_defaults(func=_claims)
+    w = sub.add_parser("sweep", help="hold rates of claims over many seeds, on Dask")
+    w.add_argument("slugs", nargs="+", help="papers to sweep")
+    w.add_argument("--seeds", default="0:32",
+                   help="A:B, Python's half-open range (0:64 = seeds 0-63), or a list 3,5,8 "
+                        "(default 0:32)")
+    w.add_argument("--scale", choices=["quick", "paper"], default="quick")
+    w.add_argument("--workers", type=int, default=None,
+                   help="worker processes of the LocalCluster (default: one per core)")
+    w.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="an existing Dask scheduler (tcp://host:8786) instead of a LocalCluster")
+    w.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for --scheduler (default 10)")
+    w.add_argument("--out", default=None,
+                   help="Parquet dataset folder (default: $ICML26_SWEEPS, else "
+                        "$ICML26_CACHE/sweeps)")
+    w.add_argument("--json", action="store_true", help="the summary as JSON")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    w.add_argument("--task", default=None, metavar="MODULE:FUNCTION",
+                   help="run FUNCTION(paper, seed, scale) -> claims instead of the paper's "
+                        "claims() (tests, other settings); importable on every worker")
+    w.set_defaults(func=_sweep)
     s = sub.add_parser("serve", help="serve every dashboard and an index page")
     s.add_argument("--address", default="127.0.0.1")
     s.add_argument("--port", type=int, default=5006)

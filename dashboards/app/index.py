@@ -25,7 +25,8 @@ def create_index() -> pn.viewable.Viewable:
             "# icml26: ICML 2026 papers, reproduced and explorable\n\n"
             f"{done} of {len(papers.PAPERS)} papers are reproduced and {built - done} built "
             "but blocked (a binding claim fails; the app says which); each link opens its "
-            "explorer. Every claim and whether it held: `icml26 claims`.\n\n"
+            "explorer. Every claim and whether it held: `icml26 claims`; how often each "
+            "holds over many seeds (Dask, live): [claim robustness](./robustness).\n\n"
             + index_markdown(), sizing_mode="stretch_width"), sizing_mode="stretch_width")
 
 

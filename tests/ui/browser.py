@@ -215,8 +215,9 @@ def all_apps() -> dict:
     """Routes of ``icml26 serve`` plus ``/trivial`` (the latency yardstick)."""
     from icml26 import papers
     from icml26.dashboards.app.index import create_index
+    from icml26.dashboards.app.sweep_page import create_app as create_robustness
 
-    apps = {"/": create_index, "/trivial": create_trivial_app}
+    apps = {"/": create_index, "/trivial": create_trivial_app, "/robustness": create_robustness}
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     return apps
