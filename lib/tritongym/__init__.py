@@ -30,7 +30,14 @@ classes as source edits), ``agents`` (model and workflows), ``experiments`` (sca
 verify table, figure data) and ``claims``.
 """
 
-from icml26.tritongym.agents import FEEDBACK, WORKFLOWS, Model, episode, pass_at_1
+from icml26.tritongym.agents import (
+    FEEDBACK,
+    WORKFLOWS,
+    Model,
+    closed_form_pass,
+    episode,
+    pass_at_1,
+)
 from icml26.tritongym.bugs import (
     BUG_EDITS,
     BUG_LABELS,
@@ -82,7 +89,8 @@ __all__ = [
     "BUGS", "BUG_EDITS", "BUG_LABELS", "CACHE_VERSION", "CLAIM_SPECS", "FEEDBACK", "KINDS",
     "PAPER", "SCALES", "SHAPES", "TOL", "WORKFLOWS", "WRONG_EPS_VARIANTS", "Compiled", "Model",
     "Shape", "ShapeResult", "TritonGymConfig", "VerifyResult", "applicable", "apply_edits",
-    "candidates", "claims", "claims_for", "compile_source", "config_for", "episode",
+    "candidates", "claims", "claims_for", "closed_form_pass", "compile_source", "config_for",
+    "episode",
     "eps_ops", "eps_variant_source", "feedback_gap", "figure_budget_data",
     "figure_heatmap_data", "figure_pass_matrix_data", "figure_tolerance_data", "make_inputs",
     "model_for", "mutant_pairs", "mutate", "pass_at_1", "profile", "shapes_for", "source_for",

@@ -144,3 +144,30 @@ def pass_at_1(model: Model, workflow: str, ops: tuple[str, ...], episodes: int, 
     return {"workflow": workflow, "budget": budget, "pass@1": p,
             "se": math.sqrt(max(p * (1 - p), 1e-12) / len(total)),
             "per_op": {op: float(np.mean(ws)) if ws else math.nan for op, ws in wins.items()}}
+
+
+def closed_form_pass(workflow: str, p_bug: float, p_fix: float, budget: int,
+                     suspects: int = 2, population: int = 2) -> float:
+    """Pass@1 of ``workflow`` in closed form for an IDEAL verifier (every bug caught) and a
+    repair that succeeds with ``q = p_fix / suspects`` per turn::
+
+        one-shot      1 - p
+        best-of-N     1 - p^N
+        iterative     1 - p (1 - q)^(T - 1)
+        evolutionary  1 - p^P [p (1 - q)^(P - 1)]^(G - 1),   G = budget // P
+
+    The Monte Carlo (``pass_at_1``) replaces the ideal verifier and the fixed ``suspects`` by
+    the measured verify results and the shapes' probes."""
+    if workflow not in WORKFLOWS:
+        raise ValueError(f"workflow must be one of {WORKFLOWS}, got {workflow!r}")
+    if suspects < 1 or budget < 1:
+        raise ValueError(f"suspects and budget must be >= 1, got {suspects}, {budget}")
+    p, q = p_bug, p_fix / suspects
+    if workflow == "one-shot":
+        return 1 - p
+    if workflow == "best-of-N":
+        return 1 - p ** budget
+    if workflow == "iterative":
+        return 1 - p * (1 - q) ** (budget - 1)
+    gens = max(1, budget // population)
+    return 1 - p ** population * (p * (1 - q) ** (population - 1)) ** (gens - 1)

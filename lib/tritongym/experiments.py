@@ -41,6 +41,7 @@ class TritonGymConfig:
     population: int = 2  # P of the evolutionary loop (P x 2 generations in the heatmap)
     p_bug_grid: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
     budgets: tuple[int, ...] = (1, 2, 4, 6, 8)  # verify calls on the budget figure
+    ops: tuple[str, ...] = OPS  # the operators the Monte Carlo cycles through
 
     def validate(self) -> None:
         if not (0 < self.tight_tol < self.tol):
@@ -53,6 +54,8 @@ class TritonGymConfig:
         check_int("best_of", self.best_of, 1, 64)
         check_int("population", self.population, 1, 16)
         check_choice("feedback", self.feedback, FEEDBACK)
+        if not self.ops or set(self.ops) - set(OPS):
+            raise ValueError(f"ops must be a non-empty subset of {OPS}, got {self.ops}")
         for name in ("p_bug", "p_fix"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
@@ -116,7 +119,7 @@ def figure_pass_matrix_data(cfg: TritonGymConfig, table=None) -> list[dict]:
     cfg.validate()
     table = verify_table() if table is None else table
     rows = []
-    for op in OPS:
+    for op in cfg.ops:
         for bug in (None, *bugs.applicable(op)):
             r = table[(op, bug)]
             first = r.first_failure(cfg.tol, cfg.shape_kinds)
@@ -163,7 +166,7 @@ def figure_heatmap_data(cfg: TritonGymConfig, seed: int = 0, table=None) -> list
     for p in cfg.p_bug_grid:
         model = model_for(cfg, table, p_bug=p)
         for w in WORKFLOWS:
-            r = pass_at_1(model, w, OPS, cfg.episodes, seed, workflow_budget(cfg, w),
+            r = pass_at_1(model, w, cfg.ops, cfg.episodes, seed, workflow_budget(cfg, w),
                           cfg.population)
             rows.append({**r, "p_bug": p, "p_fix": cfg.p_fix})
     return rows
@@ -178,7 +181,7 @@ def figure_budget_data(cfg: TritonGymConfig, seed: int = 0, table=None) -> list[
         for w in WORKFLOWS:
             if (w == "one-shot" and b != 1) or (w == "evolutionary" and b < cfg.population):
                 continue
-            rows.append(pass_at_1(model, w, OPS, cfg.episodes, seed, b, cfg.population))
+            rows.append(pass_at_1(model, w, cfg.ops, cfg.episodes, seed, b, cfg.population))
     return rows
 
 
@@ -186,8 +189,8 @@ def feedback_gap(cfg: TritonGymConfig, seed: int = 0, table=None) -> dict:
     """Iterative (T turns) minus one-shot Pass@1 at the config's p_bug, p_fix, feedback."""
     cfg.validate()
     model = model_for(cfg, table)
-    one = pass_at_1(model, "one-shot", OPS, cfg.episodes, seed, 1)
-    it = pass_at_1(model, "iterative", OPS, cfg.episodes, seed, cfg.turns)
+    one = pass_at_1(model, "one-shot", cfg.ops, cfg.episodes, seed, 1)
+    it = pass_at_1(model, "iterative", cfg.ops, cfg.episodes, seed, cfg.turns)
     return {"one_shot": one["pass@1"], "iterative": it["pass@1"],
             "gap": it["pass@1"] - one["pass@1"], "se": math.hypot(one["se"], it["se"])}
 
