@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import triton.language as tl
 
 from icml26.common import cache_dir
 from icml26.kernels.tritongym_ops import (
@@ -58,7 +59,16 @@ _IMPORT_LOCK = threading.Lock()
 #: Triton's interpreter needs TRITON_INTERPRET=1 before triton is first imported (its
 #: ``tl.max`` / ``tl.sum`` helpers are jit functions made at import); when this process was
 #: started without it on a CPU machine, ``verify_many`` runs the candidates in a worker process.
-IN_PROCESS = os.environ.get("TRITON_INTERPRET") == "1"
+def _interpreter_ready() -> bool:
+    """True when triton was imported in interpreter mode (its ``tl.max`` is interpreted)."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(tl.max, InterpretedFunction)
+
+
+IN_PROCESS = _interpreter_ready()
 
 
 @dataclass(frozen=True)
