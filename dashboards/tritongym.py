@@ -116,6 +116,9 @@ class TritonGymExplorer(ExplorerBase):
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the Monte Carlo.")
     run = param.Event(doc="Verify every candidate kernel, then simulate the workflows.")
 
+    #: settings the bounds cannot rule out (tests/dashboards/test_explorers.py)
+    INVALID_EXAMPLES = [{"operators": []}, {"shape_kinds": []}]
+
     def __init__(self, **params):
         self._result: dict | None = None
         self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
@@ -141,8 +144,9 @@ class TritonGymExplorer(ExplorerBase):
     def _check(self) -> None:
         self._show_error()
 
-    def closed_form(self) -> dict:
-        """The numbers of the live views: Pass@1 per workflow vs budget and vs p_bug."""
+    def plot_data(self) -> dict:
+        """The numbers behind the live views (closed-form Pass@1 per workflow vs budget and
+        vs p_bug) and, after a Run, its Pass@1 rows."""
         budgets = np.arange(1, 9)
         grid = np.linspace(0.0, 1.0, 21)
         out = {"budgets": budgets, "grid": grid}
@@ -151,13 +155,16 @@ class TritonGymExplorer(ExplorerBase):
                 w, self.p_bug, self.p_fix, int(b), self.suspects) for b in budgets])
             out[("p_bug", w)] = np.array([tg.closed_form_pass(
                 w, float(p), self.p_fix, self.turns, self.suspects) for p in grid])
+        if self._result is not None:
+            out["heatmap"] = [r["pass@1"] for r in self._result["heatmap"]]
+            out["budget_rows"] = [r["pass@1"] for r in self._result["budget"]]
         return out
 
     # ------------------------------------------------------------------ live views
     @param.depends("p_bug", "p_fix", "suspects")
     def budget_live_chart(self) -> Chart:
         """Closed form: Pass@1 vs verify calls for the four workflows (ideal verifier)."""
-        d = self.closed_form()
+        d = self.plot_data()
         series = [Series(WORKFLOW_COLORS[w], d["budgets"], d[("budget", w)], w)
                   for w in tg.WORKFLOWS]
         return Chart(f"Ideal verifier: Pass@1 vs budget (p_bug {self.p_bug:.2f})",
@@ -166,7 +173,7 @@ class TritonGymExplorer(ExplorerBase):
     @param.depends("p_fix", "turns", "suspects")
     def p_bug_live_chart(self) -> Chart:
         """Closed form: Pass@1 vs p_bug at budget T for the four workflows."""
-        d = self.closed_form()
+        d = self.plot_data()
         series = [Series(WORKFLOW_COLORS[w], d["grid"], d[("p_bug", w)], w)
                   for w in tg.WORKFLOWS]
         return Chart(f"Ideal verifier: Pass@1 vs bug rate (budget {self.turns})",
