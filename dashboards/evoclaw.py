@@ -148,6 +148,21 @@ class EvoClawExplorer(ExplorerBase):
         cfg = self.config()
         return evoclaw.make_history(cfg.history, np.random.default_rng([self.seed, 0, 0]))
 
+    def plot_data(self) -> dict:
+        """The numbers behind the views: the log's commits, the model's curves, the Run's."""
+        hist = self.history()
+        spec = evoclaw.repo_package(self.config(), self.seed, 0)
+        iso, con = model_by_index(spec, self.p)
+        data = {"commit_time": np.array([c.time for c in hist.commits]),
+                "commit_milestone": hist.labels, "model_isolated": iso,
+                "model_continuous": con}
+        if self._result is not None:
+            ev = self._result["evaluation"]
+            data.update({f"{mode}_{key}": np.array(ev[mode][key])
+                         for mode in ("isolated", "continuous")
+                         for key in ("by_index", "recall", "precision")})
+        return data
+
     @param.depends("noise", "log_milestones", "density", "pkg_milestones", "p", "r", "beta",
                    "n_repos", "trajectories", watch=True, on_init=True)
     def _check(self) -> None:

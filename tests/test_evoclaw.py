@@ -259,11 +259,14 @@ def test_mutation_tests_that_miss_bugs_fail_isolated_is_competence(tmp_path, mon
     the bugs) passes buggy code, so the isolated score exceeds p and the sanity claim fails."""
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
     package = importlib.import_module("icml26.evoclaw.package")
+    experiments = importlib.import_module("icml26.evoclaw.experiments")
+    experiments.repo_oracle.cache_clear()  # oracles built with the real inputs
     monkeypatch.setattr(package, "INPUTS", ([6],))
     assert not all(evoclaw.bugs_caught(4).values())
     cfg = EvoConfig(n_repos=2, pkg_milestones=6, n_trajectories=40,
                     history=HistoryConfig(n_milestones=4), noise_grid=(0.2,))
     out = {c.name: c for c in evoclaw.claims_for(cfg, 0)}
+    experiments.repo_oracle.cache_clear()  # drop the mutated oracles
     assert not out["isolated_is_competence"].holds
     assert out["isolated_is_competence"].measured > 0.05
 

@@ -47,11 +47,13 @@ class SuiteOracle:
         self.ancestors = [spec.ancestors(k) for k in range(spec.n)]
         self.memo: dict[tuple, tuple[bool, ...]] = {}
         self.runs = 0  # test-module executions (distinct states)
+        self.seen: set[tuple] = set()  # states asked for since the last ``seen.clear()``
 
     def outcomes(self, k: int, state: tuple[int, ...]) -> tuple[bool, ...]:
         """Pass/fail of milestone ``k``'s tests when module ``j`` has variant ``state[j]``."""
         deps = (*self.ancestors[k], k)
         key = (k, tuple(state[j] for j in deps))
+        self.seen.add(key)
         if key not in self.memo:
             sources = {f"m{j:02d}": module_source(self.spec, j, state[j]) for j in deps}
             sources[f"test_m{k:02d}"] = self.tests[k]

@@ -8,6 +8,7 @@ Repository ``i`` of seed ``s`` draws from ``numpy.random.default_rng([s, i, stre
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -108,16 +109,25 @@ def repo_package(cfg: EvoConfig, seed: int, repo: int, beta: float | None = None
                         cfg.beta if beta is None else beta)
 
 
+@functools.lru_cache(maxsize=32)
+def repo_oracle(cfg: EvoConfig, seed: int, repo: int, beta: float) -> SuiteOracle:
+    """The test oracle of a repository's package (shared by the p values of a sweep, so a
+    code state's tests run once)."""
+    return SuiteOracle(repo_package(cfg, seed, repo, beta))
+
+
 def evaluate_repo(cfg: EvoConfig, seed: int, repo: int, p: float, r: float, beta: float,
                   trajectories: int, reset_dependencies: bool = False) -> dict:
     """One repository: its package's tests really run for every state its agents reach;
-    per mode the ``grade`` arrays, plus ``runs`` (distinct states) and ``edges``."""
-    spec = repo_package(cfg, seed, repo, beta)
-    oracle = SuiteOracle(spec)
+    per mode the ``grade`` arrays, plus ``runs`` (distinct code states whose tests were
+    run for these agents) and ``edges``."""
+    oracle = repo_oracle(cfg, seed, repo, beta)
+    spec = oracle.spec
     draws = draw_trajectories(spec, Agent(p, r), trajectories, repo_rng(seed, repo, AGENT))
+    oracle.seen.clear()
     out = {mode: grade(oracle, *draws, mode, reset_dependencies)
            for mode in ("isolated", "continuous")}
-    out["runs"] = oracle.runs
+    out["runs"] = len(oracle.seen)
     out["edges"] = sum(len(ps) for ps in spec.parents)
     return out
 

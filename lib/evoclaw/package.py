@@ -24,6 +24,7 @@ subprocess under pytest with a timeout (:func:`run_with_pytest`); a test checks 
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import itertools
@@ -141,6 +142,7 @@ class _MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, package: str, sources: dict[str, str]):
         self.package, self.sources = package, sources
+        self.loaded: list[str] = []
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == self.package:
@@ -154,11 +156,27 @@ class _MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
+        self.loaded.append(module.__name__)
         tail = module.__name__.rpartition(".")[2]
         if module.__name__ == self.package:
             module.__path__ = []
             return
-        exec(compile(self.sources[tail], f"<{module.__name__}>", "exec"), module.__dict__)
+        exec(compiled(self.sources[tail]), module.__dict__)
+
+    def __enter__(self):
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc):
+        sys.meta_path.remove(self)
+        for name in self.loaded:
+            sys.modules.pop(name, None)
+
+
+@functools.lru_cache(maxsize=8192)
+def compiled(source: str):
+    """The code object of a generated module (the same text compiles to the same code)."""
+    return compile(source, "<evoclaw generated>", "exec")
 
 
 _counter = itertools.count()
@@ -169,10 +187,8 @@ def run_in_process(sources: dict[str, str], tests: list[str]) -> dict[str, dict[
     and call every ``test_*`` function: ``{module: {test: passed}}``.  An import error fails
     every test of that module."""
     package = f"_evoclaw_pkg_{next(_counter)}"
-    finder = _MemoryFinder(package, sources)
-    sys.meta_path.insert(0, finder)
     out: dict[str, dict[str, bool]] = {}
-    try:
+    with _MemoryFinder(package, sources):
         for name in tests:
             names = [line[4:line.index("(")] for line in sources[name].splitlines()
                      if line.startswith("def test_")]
@@ -189,10 +205,6 @@ def run_in_process(sources: dict[str, str], tests: list[str]) -> dict[str, dict[
                 except Exception:  # noqa: BLE001 - an assertion or crash fails the test
                     results[t] = False
             out[name] = results
-    finally:
-        sys.meta_path.remove(finder)
-        for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
-            del sys.modules[key]
     return out
 
 
@@ -227,16 +239,10 @@ def reference_values(spec: PackageSpec) -> list[dict[str, list[int]]]:
                                   "def test_values():", "    out = []", *calls,
                                   "    VALUES.extend(out)", "VALUES = []", ""])
     package = f"_evoclaw_ref_{next(_counter)}"
-    finder = _MemoryFinder(package, sources)
-    sys.meta_path.insert(0, finder)
-    try:
+    with _MemoryFinder(package, sources):
         probe = importlib.import_module(f"{package}.probe")
         probe.test_values()
         return list(probe.VALUES)
-    finally:
-        sys.meta_path.remove(finder)
-        for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
-            del sys.modules[key]
 
 
 def bugs_caught(n_tests: int = 4) -> dict[tuple[str, int], bool]:
