@@ -47,8 +47,8 @@ def accuracy_plot(rows: list[dict], column: str = "accuracy") -> hv.Overlay:
                       .opts(color=color, size=6))
     return hv.Overlay(layers).opts(
         title=f"Language ID vs labelled samples ({ylabel})", logx=True,
-        xticks=[(k, str(k)) for k in ks], legend_position="bottom_right",
-        responsive=True, min_height=320, ylim=(0, 1.02))
+        xticks=[(k, str(k)) for k in ks], legend_position="right",  # outside: never on data
+        responsive=True, height=320, ylim=(0, 1.02))
 
 
 def confusion_plot(data: dict) -> hv.HeatMap:
@@ -58,7 +58,7 @@ def confusion_plot(data: dict) -> hv.HeatMap:
              for j in range(len(cols))]
     heat = hv.HeatMap(cells, ["predicted label", "true label"], "test samples")
     return (heat * hv.Labels(heat)).opts(
-        hv.opts.HeatMap(cmap="Blues", colorbar=True, responsive=True, min_height=380,
+        hv.opts.HeatMap(cmap="Blues", colorbar=True, responsive=True, height=380,
                         title=f"{data['method']}: close pairs (k = 5)", xrotation=45,
                         invert_yaxis=True, tools=["hover"]),
         hv.opts.Labels(text_font_size="8pt"))
@@ -70,11 +70,11 @@ def incremental_plot(data: dict) -> hv.Overlay:
     before = [(lang, r["before"]) for lang, r in zip(langs, data["rows"])]
     after = [(lang, r["after"]) for lang, r in zip(langs, data["rows"])]
     return (hv.Scatter(before, "language", "accuracy", label="before").opts(
-        color="#7f7f7f", size=8)
+        color="#7f7f7f", size=11)
         * hv.Scatter(after, "language", "accuracy", label=f"after adding {data['added']}")
         .opts(color="#1f77b4", size=6, marker="diamond")).opts(
         title=f"Adding {data['added']}: {data['changed']} old parameters changed",
-        legend_position="bottom_left", responsive=True, min_height=320, xrotation=45,
+        legend_position="right", responsive=True, height=320, xrotation=45,
         ylim=(0, 1.05))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 
 FASTTEXT_GRID = {  # name: train_supervised keyword arguments
@@ -80,7 +81,9 @@ def char_lr(train, valid, test_texts: list[str], seed: int = 0) -> tuple[list[st
         clf = make_pipeline(TfidfVectorizer(analyzer="char", ngram_range=(1, 4),
                                             sublinear_tf=True, lowercase=False),
                             LogisticRegression(C=c, max_iter=2000, random_state=seed))
-        return clf.fit(texts, labels).predict
+        with warnings.catch_warnings():  # k = 1: one sample per class is the experiment
+            warnings.filterwarnings("ignore", message="The number of unique classes")
+            return clf.fit(texts, labels).predict
 
     c, _ = tune(make, LR_CS, valid)
     return list(make(c)(test_texts)), f"C {c:g}"
