@@ -73,16 +73,16 @@ def budget_chart(rows: list[dict], title: str = "Pass@1 vs verify calls") -> Cha
     return Chart(title, "verify calls (budget)", "Pass@1", series)
 
 
-def tolerance_plot(rows: list[dict]) -> hv.Bars:
+def tolerance_plot(rows: list[dict]) -> hv.Overlay:
     """F4: the wrong-eps family: max error on the shapes where the oracle is exact to 1e-5
     (bars; the dashed lines are the tolerances 1e-2 and 1e-5)."""
     data = [(f"{r['op']}: {r['variant']}", clip_err(r["err_clean_shapes"])) for r in rows]
     bars = hv.Bars(data, "wrong-eps mutant", "max |err| where the oracle is exact").opts(
-        logy=True, ylim=(1e-7, 1e4), xrotation=40, responsive=True, min_height=320,
-        color="#d62728",
-        title="Wrong eps: small mistakes hide under tol 1e-2")
-    return bars * hv.HLine(1e-2).opts(color="black", line_dash="dashed") * \
-        hv.HLine(1e-5).opts(color="grey", line_dash="dotted")
+        logy=True, ylim=(1e-7, 1e4), xrotation=40, color="#d62728")
+    return hv.Overlay([bars, hv.HLine(1e-2).opts(color="black", line_dash="dashed"),
+                       hv.HLine(1e-5).opts(color="grey", line_dash="dotted")]).opts(
+        title="Wrong eps: small mistakes hide under tol 1e-2", responsive=True,
+        min_height=320)
 
 
 # --------------------------------------------------------------------------- explorer
