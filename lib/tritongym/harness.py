@@ -56,6 +56,8 @@ GUARD = 4096  #: guard elements before and after every tensor
 SENTINEL = 7777.0  #: value of the output guard (must survive the launch)
 TOL = 0.01  #: the paper's Pass@1 tolerance on max |err|
 _IMPORT_LOCK = threading.Lock()
+#: the interpreter patches triton.language while a kernel runs: one launch at a time per process
+_RUN_LOCK = threading.Lock()
 #: Triton's interpreter needs TRITON_INTERPRET=1 before triton is first imported (its
 #: ``tl.max`` / ``tl.sum`` helpers are jit functions made at import); when this process was
 #: started without it on a CPU machine, ``verify_many`` runs the candidates in a worker process.
@@ -286,8 +288,9 @@ def verify(src: str, op: str, kinds: tuple[str, ...] = KINDS) -> VerifyResult:
     if not compiled.ok:
         return VerifyResult(op, False, (), compiled.error)
     device = "cuda" if _use_cuda() else "cpu"
-    return VerifyResult(op, True, tuple(run_shape(compiled.kernel, op, s, device)
-                                        for s in shapes_for(op, kinds)))
+    with _RUN_LOCK:
+        return VerifyResult(op, True, tuple(run_shape(compiled.kernel, op, s, device)
+                                            for s in shapes_for(op, kinds)))
 
 
 # --------------------------------------------------------------------------- profile
