@@ -214,3 +214,13 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
     out = T.claims_for(QUICK, 0)
     assert len(out) == 4 and all(math.isnan(c.measured) and not c.holds for c in out)
     assert "worker died" in out[0].note
+
+
+@pytest.mark.gpu
+def test_compiled_kernels_on_cuda_give_the_same_verdicts():
+    """On a CUDA device verify compiles the candidates for the GPU (no interpreter): every
+    oracle passes and every mutant is caught there too."""
+    rows = T.figure_pass_matrix_data(QUICK, T.verify_table())
+    assert all(r["passed"] == (r["bug"] == "oracle") for r in rows), [
+        (r["op"], r["bug"], r["max_err"]) for r in rows if r["passed"] != (r["bug"] == "oracle")]
+    assert T.profile(T.source_for("add"), "add")["source"] == "measured"
