@@ -76,7 +76,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("panda", "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games",
           "2605.26654", "reproduced"),
     Paper("tritongym", "TritonGym: A Benchmark for Agentic LLM Workflows in Triton GPU Code "
-          "Generation", "", "planned"),
+          "Generation", "", "reproduced"),
     Paper("lpds", "Lagrangian Perturbation Diffusion Steering: Latent RL for Generative "
           "Policies", "2606.01151", "planned"),
     Paper("grids", "See What Matters: Differentiable Grid Sample Pruning for Generalizable VLA",
@@ -93,7 +93,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("red", "Reasoning-preserved Efficient Distillation of LLMs via Activation-aware "
           "Initialization", "2605.29327", "planned"),
     Paper("evoclaw", "EvoClaw: Evaluating AI Agents on Continuous Software Evolution",
-          "2603.13428", "planned"),
+          "2603.13428", "reproduced"),
 )
 
 BY_SLUG = {p.slug: p for p in PAPERS}
