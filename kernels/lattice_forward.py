@@ -55,8 +55,7 @@ def lattice_forward_ref(edges: torch.Tensor, logp: torch.Tensor,
     gradient of ``sum alpha[b, len_b]`` is the expected piece counts)."""
     n_b, n_t, n_l = edges.shape
     valid = edges >= 0
-    w = logp.T[edges.clamp_min(0)]  # [B, T, L, K]
-    w = torch.where(valid[..., None], w, torch.full_like(w, float("-inf")))
+    w = logp.T[edges.clamp_min(0)].masked_fill_(~valid[..., None], float("-inf"))  # [B,T,L,K]
     cols = [torch.zeros(n_b, logp.shape[0], dtype=logp.dtype, device=logp.device)]
     lengths = torch.arange(1, n_l + 1, device=edges.device)
     for t in range(1, n_t + 1):

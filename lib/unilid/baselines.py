@@ -105,9 +105,13 @@ def fasttext_clf(train, valid, test_texts: list[str], seed: int = 0
             for t, lab in zip(texts, labels):
                 f.write(f"__label__{lab} {_one_line(t)}\n")
 
+        models = {}  # one thread and a fixed seed: refitting the chosen config is identical
+
         def make(name):
-            model = fasttext.train_supervised(path, thread=1, seed=seed, verbose=0,
-                                              **FASTTEXT_GRID[name])
+            if name not in models:
+                models[name] = fasttext.train_supervised(path, thread=1, seed=seed, verbose=0,
+                                                         **FASTTEXT_GRID[name])
+            model = models[name]
 
             def predict(xs):
                 if not xs:

@@ -48,12 +48,21 @@ def django_root() -> Path:
     return Path(dist.locate_file("django"))
 
 
+@lru_cache(maxsize=1)
+def _catalogues() -> dict[str, tuple[Path, ...]]:
+    """Locale code -> its ``django.po`` files, from one walk of the package directory."""
+    out: dict[str, list[Path]] = {}
+    for path in sorted(django_root().glob("**/locale/*/LC_MESSAGES/django.po")):
+        out.setdefault(path.parent.parent.name, []).append(path)
+    return {code: tuple(paths) for code, paths in out.items()}
+
+
 def po_files(code: str) -> list[Path]:
     """Every ``django.po`` catalogue of locale ``code`` (all apps), sorted."""
-    files = sorted(django_root().glob(f"**/locale/{code}/LC_MESSAGES/django.po"))
+    files = _catalogues().get(code)
     if not files:
         raise ValueError(f"no Django catalogue for locale {code!r}")
-    return files
+    return list(files)
 
 
 def _unquote(line: str) -> str:
