@@ -1,0 +1,139 @@
+"""Scales and the data of the figures (F1 the Stackelberg curve, F2 TTSL-PPO's training,
+F3 spend / budget through the value shift, F4 the duals with and without the regulariser).
+
+Every function takes a config and a seed and returns plain data (tensors, lists, dicts);
+TTSL-PPO's training is cached on disk (``icml26.common.cached``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from icml26.ad_auctions.market import MarketConfig, episode
+from icml26.ad_auctions.platform import PPOConfig, evaluate, grid_curve, myopic_z, train_ppo
+from icml26.common import cached
+from icml26.common import config_for as _config_for
+
+PAPER = "ad_auctions"
+CACHE_VERSION = 1
+BETAS = (0.05, 0.0)  # the regularised ODDB-R and plain dual descent (F3, F4)
+
+
+@dataclass(frozen=True)
+class AuctionConfig:
+    """A full experiment: the market, the grid, the evaluation batch and TTSL-PPO."""
+
+    market: MarketConfig = field(default_factory=MarketConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    grid_points: int = 21        # z grid on [0, z_max]
+    eval_markets: int = 64       # episodes per grid point / evaluation (common draws)
+    shift_markets: int = 64      # episodes of the shift experiment (F3, F4)
+    shift_at: float = 0.5        # the mid-episode value shift
+    settle: float = 0.2          # share of the post-shift window skipped before the variance
+    objective: str = "net"       # "gross": the platform ignores the inference cost (mutation)
+
+    def validate(self) -> None:
+        self.market.validate()
+        self.ppo.validate()
+        if self.objective not in ("net", "gross"):
+            raise ValueError(f"objective must be 'net' or 'gross', got {self.objective!r}")
+        if self.grid_points < 3:
+            raise ValueError(f"grid_points must be >= 3, got {self.grid_points}")
+
+    def zs(self) -> torch.Tensor:
+        return torch.linspace(0.0, self.market.z_max, self.grid_points)
+
+
+SCALES = {
+    "quick": AuctionConfig(),
+    "paper": AuctionConfig(market=MarketConfig(horizon=500), ppo=PPOConfig(iterations=120,
+                                                                          markets=128),
+                           grid_points=41, eval_markets=256, shift_markets=256),
+}
+
+
+def config_for(scale: str) -> AuctionConfig:
+    return _config_for(SCALES, scale)
+
+
+def eval_seed(seed: int) -> int:
+    """The evaluation draws' seed (disjoint from PPO's training draws)."""
+    return 100_003 + seed
+
+
+# --------------------------------------------------------------------------- F1
+def figure_curve_data(cfg: AuctionConfig, seed: int) -> dict:
+    """Net revenue, gross payments, welfare and clicks per round vs ``z`` at the bidders'
+    ODDB-R response; ``z_star`` maximises the platform's objective (net revenue, or gross
+    payments under the mutation)."""
+    cfg.validate()
+    zs = cfg.zs()
+    c = grid_curve(cfg.market, zs, cfg.eval_markets, eval_seed(seed))
+    target = c["net"] if cfg.objective == "net" else c["payments"]
+    i = int(target.argmax())
+    return {**{k: v.tolist() for k, v in c.items()}, "z_star": float(zs[i]),
+            "net_star": float(c["net"][i]), "objective": cfg.objective}
+
+
+# --------------------------------------------------------------------------- F2
+def trained_ppo(cfg: AuctionConfig, seed: int,
+                progress: Callable[[int, int], None] | None = None) -> dict:
+    """TTSL-PPO trained on ``cfg`` (cached per config and seed)."""
+    pcfg = dataclasses.replace(cfg.ppo, objective=cfg.objective)
+    return cached(PAPER, "ppo", (cfg.market, pcfg), seed, CACHE_VERSION,
+                  lambda: train_ppo(cfg.market, pcfg, seed, progress))
+
+
+def figure_ppo_data(cfg: AuctionConfig, seed: int,
+                    progress: Callable[[int, int], None] | None = None) -> dict:
+    """TTSL-PPO's mean ``z`` and batch net revenue per iteration, its final ``z`` evaluated
+    on the grid's draws, the heuristics' ``z`` and net revenue, and the grid optimum."""
+    curve = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed)
+    ppo = trained_ppo(cfg, seed, progress)
+    es, m = eval_seed(seed), cfg.eval_markets
+    z_myopic = myopic_z(cfg.market, cfg.zs(), m, es)
+    heuristics = {"z = 0": 0.0, "z = z_max": cfg.market.z_max, "myopic": z_myopic}
+    return {"z_path": ppo["z_path"], "std_path": ppo["std_path"], "net_path": ppo["net_path"],
+            "z_ppo": ppo["z"], "net_ppo": evaluate(cfg.market, ppo["z"], m, es),
+            "heuristics": {k: {"z": z, "net": evaluate(cfg.market, z, m, es)}
+                           for k, z in heuristics.items()},
+            "z_star": curve["z_star"], "net_star": curve["net_star"]}
+
+
+# --------------------------------------------------------------------------- F3, F4
+def figure_shift_data(cfg: AuctionConfig, seed: int, z: float | None = None) -> dict:
+    """Spend / budget and dual paths (mean over markets, ``[T, N]``) through the value shift
+    at ``z`` (default: the grid optimum), for each ``beta`` of ``BETAS``; the final spend /
+    budget per bidder, which bidders are budget-bound (mean dual > 0.05 before the shift)
+    and the post-shift variance of each bidder's dual over rounds (mean over markets)."""
+    if z is None:
+        z = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed)["z_star"]
+    T = cfg.market.horizon
+    budget = torch.tensor(cfg.market.budget) * T
+    t0 = int(cfg.shift_at * T)
+    lo = t0 + int(cfg.settle * (T - t0))
+    free = dataclasses.replace(cfg.market, shift_at=cfg.shift_at, hard_cap=False, mu_init=0.0)
+    unpaced = episode(free, torch.full((cfg.shift_markets,), float(z)),
+                      torch.Generator().manual_seed(eval_seed(seed) + 1), respond=False)
+    bound = ((unpaced["spent"] / budget).mean(0) > 1.0).tolist()
+    out = {"z": z, "shift_round": t0, "window": (lo, T), "runs": {}, "bound": bound}
+    for beta in BETAS:
+        mcfg = dataclasses.replace(cfg.market, beta=beta, shift_at=cfg.shift_at)
+        ep = episode(mcfg, torch.full((cfg.shift_markets,), float(z)),
+                     torch.Generator().manual_seed(eval_seed(seed) + 1), record=True)
+        mu = ep["mu_path"]                                  # [T, M, N]
+        out["runs"][beta] = {
+            "spend_ratio_path": (ep["spent_path"] / budget).mean(1).tolist(),  # [T][N]
+            "mu_path": mu.mean(1).tolist(),
+            "final_ratio": (ep["spent"] / budget).mean(0).tolist(),
+            "post_var": mu[lo:].var(0).mean(0).tolist(),
+            # the round where half the markets have spent 99.9% of a bidder's budget (T: never)
+            "exhaust_round": [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
+                              for col in ((ep["spent_path"] / budget) > 0.999).float()
+                              .mean(1).T],
+        }
+    return out

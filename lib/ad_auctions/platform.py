@@ -1,0 +1,126 @@
+"""The platform (the Stackelberg leader) [derived from the abstract]: the net-revenue curve
+over a grid of investments, the fixed-rule heuristics and TTSL-PPO.
+
+* ``grid_curve``: net revenue (payments - kappa z), welfare and clicks per round at the
+  bidders' ODDB-R response, for each ``z`` of a grid; every grid point sees the same value
+  draws (common random numbers), so the argmax is not a noise artefact.
+* Heuristics: ``z = 0`` (no LLM creatives), ``z = z_max`` (always the best creative) and the
+  myopic rule, which picks ``z`` maximising net revenue with the bidders' duals frozen at their
+  ``z = 0`` values and budgets ignored (it does not anticipate that paced bidders cannot pay
+  more: the follower response the Stackelberg leader accounts for).
+* TTSL-PPO: a Gaussian policy over ``a``, ``z = z_max sigmoid(a)``, trained by PPO's clipped
+  surrogate on the per-round net revenue of whole episodes (one per market and iteration).
+  Two timescales: the duals move every round (step ``eta``) and are carried over from one
+  episode to the next in each market, the policy moves once per episode with a small Adam
+  step ``lr``.  ``objective="gross"`` is the PIM pitfall (the mutation): the platform
+  maximises payments and ignores the inference cost it pays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from icml26.ad_auctions.market import MarketConfig, episode, new_state, run_rounds
+
+OBJECTIVES = ("net", "gross")
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """TTSL-PPO's settings (ours; the abstract gives none)."""
+
+    iterations: int = 40       # policy updates (one batch of episodes each)
+    markets: int = 32          # parallel markets (episodes per batch)
+    epochs: int = 8            # PPO epochs per batch
+    clip: float = 0.2          # PPO ratio clip
+    lr: float = 0.05           # Adam step of the policy (the slow timescale)
+    z_init: float = 0.4        # initial mean investment (a cautious platform)
+    std_init: float = 0.6      # initial policy std in logit space
+    objective: str = "net"     # "net" (PIM: cost endogenised) or "gross" (the pitfall)
+
+    def validate(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if not (self.iterations >= 1 and self.markets >= 2 and self.epochs >= 1):
+            raise ValueError("PPO needs >= 1 iteration, >= 2 markets and >= 1 epoch")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+
+
+def grid_curve(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int,
+               respond: bool = True) -> dict:
+    """Per-round means over ``markets`` episodes at each ``z`` of ``zs`` (same draws)."""
+    g = torch.Generator().manual_seed(seed)
+    z = zs.repeat_interleave(markets)
+    out = episode(cfg, z, g, respond=respond, tile=len(zs))
+    res = {"z": zs.clone()}
+    for k in ("net", "payments", "clicks", "welfare"):
+        res[k] = out[k].view(len(zs), markets).mean(1)
+    return res
+
+
+def evaluate(cfg: MarketConfig, z: float, markets: int, seed: int) -> float:
+    """Net revenue per round at a fixed ``z`` on the same draws as ``grid_curve(seed)``."""
+    out = episode(cfg, torch.full((markets,), float(z)), torch.Generator().manual_seed(seed))
+    return float(out["net"].mean())
+
+
+def myopic_z(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int) -> float:
+    """The myopic heuristic's ``z``: best net revenue with duals frozen at their ``z = 0``
+    values and budgets ignored (bidders assumed not to respond)."""
+    g = torch.Generator().manual_seed(seed)
+    base = episode(cfg, torch.zeros(markets), g)
+    mu0 = base["mu"].mean(0)
+    free = MarketConfig(**{**cfg.__dict__, "budget": (1e6,) * cfg.n_bidders})
+    curve = episode(free, zs.repeat_interleave(markets), torch.Generator().manual_seed(seed),
+                    respond=False, mu0=mu0, tile=len(zs))
+    net = curve["net"].view(len(zs), markets).mean(1)
+    return float(zs[int(net.argmax())])
+
+
+def train_ppo(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
+              progress: Callable[[int, int], None] | None = None) -> dict:
+    """TTSL-PPO on ``z``.  Returns the path of the policy's mean ``z`` and std, the batch's
+    mean reward per iteration and the final deterministic ``z``."""
+    pcfg.validate()
+    cfg.validate()
+    g = torch.Generator().manual_seed(seed)
+    p = min(max(pcfg.z_init / cfg.z_max, 1e-3), 1 - 1e-3)
+    mean = torch.tensor(math.log(p / (1 - p)), requires_grad=True)
+    log_std = torch.tensor(math.log(pcfg.std_init), requires_grad=True)
+    opt = torch.optim.Adam([mean, log_std], lr=pcfg.lr)
+    state = new_state(cfg, pcfg.markets)
+    z_path, std_path, reward_path = [], [], []
+    for it in range(pcfg.iterations):
+        with torch.no_grad():
+            a = mean + log_std.exp() * torch.randn(pcfg.markets, generator=g)
+            old_logp = torch.distributions.Normal(mean, log_std.exp()).log_prob(a)
+        z = cfg.z_max * torch.sigmoid(a)
+        # a new episode in every market: budgets reset, duals carried over (fast timescale)
+        state.spent.zero_()
+        state.t = 0
+        tot = run_rounds(cfg, state, z, cfg.horizon, g)
+        gross = tot["payments"] / cfg.horizon
+        reward = gross - (cfg.kappa * z if pcfg.objective == "net" else 0.0)
+        adv = (reward - reward.mean()) / (reward.std() + 1e-8)
+        for _ in range(pcfg.epochs):
+            logp = torch.distributions.Normal(mean, log_std.exp()).log_prob(a)
+            ratio = (logp - old_logp).exp()
+            loss = -torch.minimum(ratio * adv,
+                                  ratio.clamp(1 - pcfg.clip, 1 + pcfg.clip) * adv).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                log_std.clamp_(math.log(0.02), math.log(2.0))
+        z_path.append(float(cfg.z_max * torch.sigmoid(mean.detach())))
+        std_path.append(float(log_std.detach().exp()))
+        reward_path.append(float((gross - cfg.kappa * z).mean()))
+        if progress is not None:
+            progress(it + 1, pcfg.iterations)
+    return {"z_path": z_path, "std_path": std_path, "net_path": reward_path,
+            "z": z_path[-1]}
