@@ -1,0 +1,74 @@
+"""LP-DS: Lagrangian Perturbation Diffusion Steering (latent RL for generative policies).
+
+"Lagrangian Perturbation Diffusion Steering: Latent RL for Generative Policies",
+https://arxiv.org/abs/2606.01151 (authors not retrieved; no code released).  Everything below
+the abstract / project-page level is reconstructed (spec ``shared/specs/lpds.md``).
+
+The paper's (abstract, project page): freeze a generative BC policy ``a = Phi(s, w)``
+(deterministic given its input noise ``w``) and learn a state-conditioned perturbation of the
+noise only, ``w = eps + Delta_theta(s)``, ``eps ~ N(0, I)``, under the trust region
+``E_s ||Delta_theta(s)||^2 <= delta``, by the Lagrangian
+``L(theta, lambda) = -E[Q(s, w)] + lambda (E||Delta||^2 - delta)`` with dual ascent
+``lambda <- [lambda + eta_lambda (E||Delta||^2 - delta)]_+``.  Versus DSRL (an unconstrained
+latent policy) it keeps latents on the N(0, I) support and the prior's multimodality.
+
+Reconstructed (ours): the toy task (``env``: a 2-D point mass around two stacked disks with a
+narrow gap; bimodal demos, 30% noisy), the flow-matching BC prior (``prior``: an MLP, 4 Euler
+steps), the critic as a reward model over whole waypoint chunks (no bootstrapping), DSRL as a
+tanh-squashed Gaussian latent policy with an auto-tuned SAC entropy bonus, residual RL on
+actions (``steer``), the scales and the cache (``experiments``) and the claims (``claims``).
+
+Figures (``notebooks/lpds.ipynb``): decoded trajectories per method over the obstacle map;
+return and action entropy vs episodes; E||Delta||^2 and lambda vs iterations; the latent-norm
+histogram against chi^2_16.
+"""
+
+from icml26.lpds.claims import CLAIM_SPECS, claims, claims_for
+from icml26.lpds.env import (
+    MapConfig,
+    bump_paths,
+    demonstrations,
+    dense_path,
+    rollout,
+    sample_states,
+)
+from icml26.lpds.experiments import (
+    CACHE_VERSION,
+    PAPER,
+    SCALES,
+    TRUST_TAIL,
+    LPDSConfig,
+    bc_result,
+    config_for,
+    episodes_to_fraction,
+    experiment,
+    figure_training_data,
+    figure_trajectories_data,
+    final_trust,
+    method_configs,
+    run_method,
+    summarize,
+    trained_prior,
+)
+from icml26.lpds.prior import FlowPolicy, PriorConfig, train_prior
+from icml26.lpds.steer import (
+    METHODS,
+    SteerConfig,
+    Steerer,
+    chi2_quantile,
+    evaluate,
+    evaluate_prior,
+    kl_entropy,
+    policy_entropy,
+    train_steering,
+)
+
+__all__ = [
+    "CACHE_VERSION", "CLAIM_SPECS", "METHODS", "PAPER", "SCALES", "TRUST_TAIL", "FlowPolicy",
+    "LPDSConfig", "MapConfig", "PriorConfig", "SteerConfig", "Steerer", "bc_result",
+    "bump_paths", "chi2_quantile", "claims", "claims_for", "config_for", "demonstrations",
+    "dense_path", "episodes_to_fraction", "evaluate", "evaluate_prior", "experiment",
+    "figure_training_data", "figure_trajectories_data", "final_trust", "kl_entropy",
+    "method_configs", "policy_entropy", "rollout", "run_method", "sample_states", "summarize",
+    "train_prior", "train_steering", "trained_prior",
+]

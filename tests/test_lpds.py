@@ -1,0 +1,194 @@
+"""Tests for icml26.lpds: the toy map, the flow prior, KL entropy, steering, claims."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import lpds
+from icml26.lpds import (
+    LPDSConfig,
+    MapConfig,
+    PriorConfig,
+    SteerConfig,
+    demonstrations,
+    kl_entropy,
+    rollout,
+    sample_states,
+    train_prior,
+    train_steering,
+)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+TINY_PRIOR = PriorConfig(hidden=32, steps=60, batch=64, n_demos=256)
+TINY_STEER = SteerConfig(iterations=4, n_envs=32, warmup=1, critic_steps=2, actor_steps=2,
+                         batch=64, hidden=16, actor_hidden=8, entropy_every=2,
+                         entropy_samples=32)
+
+
+@pytest.fixture(scope="module")
+def tiny_prior():
+    m = MapConfig()
+    d = demonstrations(m, TINY_PRIOR.n_demos, gen())
+    model, losses = train_prior(d["states"], d["actions"], TINY_PRIOR, gen(1))
+    return m, model, losses
+
+
+# --------------------------------------------------------------------------- the map
+def test_clean_demos_are_collision_free_and_beat_noisy_ones():
+    m = MapConfig()
+    d = demonstrations(m, 1024, gen())
+    r = rollout(m, d["states"], d["actions"])
+    clean, noisy = ~d["noisy"], d["noisy"]
+    assert float((r["collision"][clean] > 0).float().mean()) == 0.0
+    assert float(r["return"][clean].mean()) > float(r["return"][noisy].mean()) + 0.2
+    assert 0.2 < float(noisy.float().mean()) < 0.4  # the issue's 30%
+    above = d["actions"].reshape(1024, m.horizon, 2)[:, m.horizon // 2, 1] > m.obstacle_y
+    assert 0.4 < float(above.float().mean()) < 0.6  # bimodal: above and below the pair
+
+
+def test_straight_line_through_the_gap_is_the_best_path():
+    m = MapConfig(obstacle_y=0.0)
+    s = torch.tensor([[m.start_x, 0.0]])
+    t = torch.arange(1, m.horizon + 1) / m.horizon
+    line = torch.stack([m.start_x + (m.goal[0] - m.start_x) * t, 0 * t], 1).reshape(1, -1)
+    r = rollout(m, s, line)
+    assert bool(r["gap"][0]) and float(r["collision"][0]) == 0
+    torch.testing.assert_close(r["return"], torch.tensor([1.0]))
+
+
+def test_a_path_through_a_disk_is_penalised():
+    m = MapConfig()
+    s = torch.tensor([[m.start_x, 0.0]])
+    # straight line at the height of the upper disk's centre
+    y = float(m.centers()[0, 1])
+    t = torch.arange(1, m.horizon + 1) / m.horizon
+    pts = torch.stack([m.start_x + (m.goal[0] - m.start_x) * t, y * torch.sin(math.pi * t)], 1)
+    r = rollout(m, s, pts.reshape(1, -1))
+    assert float(r["collision"][0]) > 0 and float(r["return"][0]) < 0.8
+
+
+def test_states_lie_in_the_start_band():
+    m = MapConfig()
+    s = sample_states(m, 500, gen())
+    assert torch.all(s[:, 0] == m.start_x) and float(s[:, 1].abs().max()) <= m.start_jitter
+
+
+# --------------------------------------------------------------------------- entropy
+@settings(max_examples=5, deadline=None)
+@given(sigma=st.floats(0.3, 3.0), d=st.integers(1, 4))
+def test_kl_entropy_matches_a_gaussian(sigma, d):
+    x = torch.randn(2000, d, generator=gen(d)) * sigma
+    exact = d / 2 * math.log(2 * math.pi * math.e * sigma ** 2)
+    assert abs(kl_entropy(x, 3) - exact) < 0.1 * d + 0.05
+
+
+def test_kl_entropy_grows_by_log_scale():
+    x = torch.randn(500, 3, generator=gen())
+    assert kl_entropy(2 * x) - kl_entropy(x) == pytest.approx(3 * math.log(2), abs=1e-6)
+
+
+# --------------------------------------------------------------------------- prior
+def test_prior_loss_falls_and_decode_is_deterministic(tiny_prior):
+    m, model, losses = tiny_prior
+    assert sum(losses[-10:]) < sum(losses[:10])
+    s = sample_states(m, 8, gen())
+    w = torch.randn(8, m.action_dim, generator=gen())
+    torch.testing.assert_close(model.decode(s, w), model.decode(s, w))
+    assert not any(p.requires_grad for p in model.parameters())  # frozen
+
+
+def test_decode_rejects_a_wrong_noise_shape(tiny_prior):
+    m, model, _ = tiny_prior
+    with pytest.raises(ValueError, match="noise must be"):
+        model.decode(sample_states(m, 4, gen()), torch.zeros(4, 3))
+
+
+# --------------------------------------------------------------------------- steering
+@pytest.mark.parametrize("method", lpds.METHODS)
+def test_each_method_runs_and_reports(tiny_prior, method):
+    m, model, _ = tiny_prior
+    res = train_steering(model, m, replace(TINY_STEER, method=method), gen())
+    h = res["history"]
+    assert len(h["return"]) == TINY_STEER.iterations and len(h["entropy"]) >= 2
+    assert math.isfinite(res["final_return"]) and 0 <= res["off_support"] <= 1
+    assert (method == "lpds") == math.isfinite(res["final_delta_sq"])
+
+
+def test_lpds_starts_exactly_at_the_prior(tiny_prior):
+    m, model, _ = tiny_prior
+    st_ = lpds.Steerer(model, TINY_STEER, m.action_dim)
+    s = sample_states(m, 16, gen())
+    out = st_.act(s, gen(3))
+    w = torch.randn(16, m.action_dim, generator=gen(3))
+    torch.testing.assert_close(out["a"], model.decode(s, w))
+
+
+def test_dual_ascent_raises_lambda_on_violation_and_clips_at_zero(tiny_prior):
+    m, model, _ = tiny_prior
+    st_ = lpds.Steerer(model, replace(TINY_STEER, delta=0.5, eta_lambda=1.0), m.action_dim)
+    st_.dual_step(1.5)
+    assert st_.lam == pytest.approx(2.0)
+    st_.dual_step(0.0)
+    st_.dual_step(0.0)
+    assert st_.lam == 0.0
+    frozen = lpds.Steerer(model, replace(TINY_STEER, freeze_lambda=True), m.action_dim)
+    frozen.dual_step(10.0)
+    assert frozen.lam == 0.0
+
+
+def test_chi2_ball_holds_99_percent_of_the_prior():
+    w = torch.randn(20000, 16, generator=gen())
+    share = float(((w ** 2).sum(1) > lpds.chi2_quantile(16)).float().mean())
+    assert share == pytest.approx(0.01, abs=0.003)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(method="sac"), "method"), (dict(delta=0.0), "delta"),
+    (dict(eta_lambda=-1.0), "eta_lambda"), (dict(iterations=0), "iterations")])
+def test_bad_steer_configs(bad, match):
+    with pytest.raises(ValueError, match=match):
+        replace(SteerConfig(), **bad).validate()
+
+
+def test_bad_map_and_scale():
+    with pytest.raises(ValueError, match="noisy_share"):
+        MapConfig(noisy_share=1.5).validate()
+    with pytest.raises(ValueError, match="scale"):
+        lpds.config_for("huge")
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("diverged")
+
+    monkeypatch.setattr(importlib.import_module("icml26.lpds.claims"), "experiment", boom)
+    out = lpds.claims_for(LPDSConfig(), 0)
+    assert {c.name for c in out} == set(lpds.CLAIM_SPECS)
+    assert all(not c.holds and "diverged" in c.note for c in out)
+
+
+# --------------------------------------------------------------------------- claims
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    out = lpds.claims(seed)
+    bad = [(c.name, c.measured, c.note) for c in out if c.expected and not c.holds]
+    assert not bad
+
+
+@pytest.mark.slow
+def test_mutation_frozen_lambda_breaks_the_trust_region():
+    out = {c.name: c for c in lpds.claims_for(replace(LPDSConfig(), freeze_lambda=True), 0)}
+    assert not out["trust_region_held"].holds
+    assert not out["latents_in_support"].holds
