@@ -1,0 +1,341 @@
+"""Explorer for "Lagrangian Perturbation Diffusion Steering" (lpds).
+
+Live views (analytic or a handful of scripted demos, a few ms per step): the obstacle map with
+demonstrations at the chosen obstacle offset and noisy share; the latent-norm law
+``||eps + Delta||^2`` at the trust region ``||Delta||^2 = delta`` (a noncentral chi^2_16)
+against the prior's chi^2_16 and its 99% ball; the share of steered latents outside that ball
+as a function of delta.  Behind the Run button (with progress): the flow-matching BC prior,
+then LP-DS at the chosen delta, DSRL and residual RL trained online; then return and action
+entropy vs episodes, E||Delta||^2 and lambda vs iterations, and decoded paths per method.
+The module also holds the chart functions the notebook uses.
+
+Serve alone with ``panel serve dashboards/lpds.py`` or with every paper via ``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import replace
+
+import numpy as np
+import panel as pn
+import param
+import torch
+from scipy.stats import chi2, ncx2
+
+from icml26 import lpds
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app.live import LiveFigures
+
+COLORS = {"BC": "#7f7f7f", "LP-DS": "#1f77b4", "DSRL": "#d62728", "residual RL": "#2ca02c",
+          "clean demo": "#1f77b4", "noisy demo": "#ff7f0e", "obstacle": "black"}
+DIM = lpds.MapConfig().action_dim
+
+
+def color(label: str) -> str:
+    return COLORS["LP-DS"] if label.startswith("LP-DS") else COLORS[label]
+
+
+# --------------------------------------------------------------------------- chart functions
+def obstacle_series(m: lpds.MapConfig) -> list[Series]:
+    theta = np.linspace(0, 2 * math.pi, 80)
+    out = []
+    for cx, cy in m.centers().tolist():
+        out.append(Series(COLORS["obstacle"], cx + m.radius * np.cos(theta),
+                          cy + m.radius * np.sin(theta), width=2))
+    goal = m.goal.tolist()
+    out.append(Series("black", [goal[0]], [goal[1]], "goal", kind="scatter"))
+    return out
+
+
+def joined(states: np.ndarray, actions: np.ndarray, horizon: int) -> tuple:
+    """Many paths as one line with NaN breaks: ``(x, y)``."""
+    pts = np.concatenate([states[:, None], actions.reshape(len(actions), horizon, 2)], axis=1)
+    pts = np.concatenate([pts, np.full((len(pts), 1, 2), np.nan)], axis=1).reshape(-1, 2)
+    return pts[:, 0], pts[:, 1]
+
+
+def trajectories_chart(exp: dict, m: lpds.MapConfig, labels=None, n: int = 16) -> Chart:
+    """Decoded paths (``n`` per method) over the obstacle map."""
+    series = obstacle_series(m)
+    for label in labels or exp:
+        s, a = exp[label]["paths"]
+        x, y = joined(np.asarray(s)[:n], np.asarray(a)[:n], m.horizon)
+        series.append(Series(color(label), x, y, label, width=1.2 if label == "BC" else 1.6,
+                             dash="dotted" if label == "BC" else "solid"))
+    return Chart("Decoded waypoint paths per method", "position x", "position y", series,
+                 height=340)
+
+
+def returns_chart(exp: dict) -> Chart:
+    """Online return vs episodes (dashed: the frozen BC policy)."""
+    series = [Series(COLORS["BC"], kind="hline", at=exp["BC"]["final_return"], dash="dashed")]
+    for label, res in exp.items():
+        if label != "BC":
+            h = res["history"]
+            series.append(Series(color(label), h["episodes"], h["return"], label))
+    return Chart("Return vs episodes (dashed: frozen BC)", "episodes", "mean return", series)
+
+
+def entropy_chart(exp: dict) -> Chart:
+    """Action entropy (Kozachenko-Leonenko, nats) vs episodes (dashed: BC)."""
+    series = [Series(COLORS["BC"], kind="hline", at=exp["BC"]["final_entropy"], dash="dashed")]
+    for label, res in exp.items():
+        if label != "BC":
+            h = res["history"]
+            series.append(Series(color(label), h["ent_episodes"], h["entropy"], label))
+    return Chart("Action entropy vs episodes (dashed: frozen BC)", "episodes",
+                 "entropy of 16-D chunks (nats)", series)
+
+
+def dual_chart(res: dict, delta: float) -> Chart:
+    """E||Delta||^2 and lambda vs iterations for one LP-DS run (dashed: delta)."""
+    h = res["history"]
+    it = np.arange(1, len(h["lam"]) + 1)
+    return Chart(f"Trust region: E||Delta||^2 vs delta = {delta:g}, and lambda", "iteration",
+                 "E||Delta||^2, lambda", [
+                     Series("black", kind="hline", at=delta, dash="dashed", width=1),
+                     Series(COLORS["LP-DS"], it, h["delta_sq"], "E||Delta||^2"),
+                     Series("#9467bd", it, h["lam"], "lambda")])
+
+
+def latent_hist_chart(exp: dict, bins: int = 40) -> Chart:
+    """Histogram (density) of ||w||^2 per method against chi^2_16 and its 99% quantile."""
+    q = lpds.chi2_quantile(DIM)
+    edges = np.linspace(0, max(60.0, q * 1.5), bins + 1)
+    mid = (edges[1:] + edges[:-1]) / 2
+    series = [Series("black", mid, chi2.pdf(mid, DIM), "chi^2_16", dash="dashed"),
+              Series("black", kind="vline", at=q, dash="dotted", width=1)]
+    for label, res in exp.items():
+        if label == "BC" or label == "residual RL":
+            continue
+        dens, _ = np.histogram(np.clip(np.asarray(res["latent_sq"]), 0, edges[-1]), edges,
+                               density=True)
+        series.append(Series(color(label) if label != "DSRL" else COLORS["DSRL"], mid, dens,
+                             label))
+    return Chart("Latent norms ||w||^2 (dotted: 99% ball of the prior)", "||w||^2",
+                 "density", series)
+
+
+# --------------------------------------------------------------------------- live (cheap)
+@functools.lru_cache(maxsize=64)
+def demo_paths(noisy_share: float, obstacle_y: float, seed: int, n: int = 24) -> dict:
+    m = lpds.MapConfig(noisy_share=noisy_share, obstacle_y=obstacle_y)
+    d = lpds.demonstrations(m, n, torch.Generator().manual_seed(seed))
+    return {k: v.numpy() for k, v in d.items()}
+
+
+def off_support_share(delta: float) -> float:
+    """P(||eps + Delta||^2 > chi^2_{16,0.99}) for ||Delta||^2 = delta (noncentral chi^2)."""
+    return float(ncx2.sf(lpds.chi2_quantile(DIM), DIM, delta))
+
+
+# --------------------------------------------------------------------------- explorer
+class LPDSExplorer(ExplorerBase):
+    """Set the trust region; watch the latents' law; Run trains LP-DS and its baselines."""
+
+    delta = param.Number(0.5, bounds=(0.05, 8.0), step=0.05,
+                         doc="Trust region delta: E||Delta(s)||^2 <= delta.")
+    eta_lambda = param.Number(0.5, bounds=(0.0, 5.0), step=0.1,
+                              doc="Dual step size eta_lambda (0 freezes lambda at 0: the "
+                                  "mutation, no trust region).")
+    actor_hidden = param.Integer(64, bounds=(8, 256), step=8,
+                                 doc="Width of the steering network Delta_theta(s).")
+    critic_lr = param.Number(3e-3, bounds=(1e-4, 1e-2), step=1e-4,
+                             doc="Learning rate of the reward model Q(s, w).")
+    euler_steps = param.Integer(4, bounds=(1, 16),
+                                doc="Euler steps of the flow-matching prior's decoder.")
+    noisy_share = param.Number(0.3, bounds=(0.0, 0.9), step=0.05,
+                               doc="Share of noisy, suboptimal demonstrations (demo mix).")
+    obstacle_y = param.Number(0.2, bounds=(-0.4, 0.4), step=0.05,
+                              doc="Vertical offset of the obstacle pair (0: both routes equal).")
+    knn_k = param.Integer(3, bounds=(1, 10), doc="k of the Kozachenko-Leonenko entropy.")
+    iterations = param.Integer(60, bounds=(10, 200), step=10,
+                               doc="Online iterations (x 256 episodes) per method.")
+    warmup = param.Integer(6, bounds=(0, 50),
+                           doc="Iterations collected with the BC prior before actor steps.")
+    seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of demos, prior and online runs.")
+    run = param.Event(doc="Train the prior, then LP-DS, DSRL and residual RL online.")
+
+    INVALID_EXAMPLES = [{"iterations": 10, "warmup": 20}]
+
+    def __init__(self, **params):
+        self._result: dict | None = None
+        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        super().__init__(**params)
+        self._show_error()
+
+    def config(self) -> lpds.LPDSConfig:
+        """The lib config of a Run (raises ValueError when invalid)."""
+        base = lpds.config_for("quick")
+        m = replace(base.map, noisy_share=self.noisy_share, obstacle_y=self.obstacle_y)
+        prior = replace(base.prior, euler_steps=self.euler_steps)
+        steer = replace(base.steer, eta_lambda=self.eta_lambda, actor_hidden=self.actor_hidden,
+                        critic_lr=self.critic_lr, knn_k=self.knn_k, iterations=self.iterations,
+                        warmup=self.warmup)
+        m.validate(), prior.validate(), steer.validate()
+        return replace(base, map=m, prior=prior, steer=steer, deltas=(self.delta,))
+
+    @param.depends("iterations", "warmup", "noisy_share", "obstacle_y", watch=True)
+    def _check(self) -> None:
+        self._show_error()
+
+    def plot_data(self) -> dict:
+        """The numbers behind the views."""
+        deltas = np.linspace(0.05, 8.0, 80)
+        q = lpds.chi2_quantile(DIM)
+        r = np.linspace(0.5, 70, 140)
+        data = {"demos": demo_paths(round(self.noisy_share, 4), round(self.obstacle_y, 4),
+                                    self.seed),
+                "deltas": deltas,
+                "off_share": ncx2.sf(q, DIM, deltas),
+                "share": off_support_share(self.delta), "quantile": q, "r": r,
+                "prior_pdf": chi2.pdf(r, DIM), "steered_pdf": ncx2.pdf(r, DIM, self.delta)}
+        if self._result is not None:
+            data["final_returns"] = {k: v["final_return"] for k, v in
+                                     self._result["exp"].items()}
+        return data
+
+    # ------------------------------------------------------------------ live views
+    @param.depends("noisy_share", "obstacle_y", "seed")
+    def map_chart(self) -> Chart:
+        """The obstacle map with 24 scripted demonstrations (clean / noisy)."""
+        d = demo_paths(round(self.noisy_share, 4), round(self.obstacle_y, 4), self.seed)
+        m = lpds.MapConfig(obstacle_y=self.obstacle_y)
+        series = obstacle_series(m)
+        for label, mask in (("clean demo", ~d["noisy"]), ("noisy demo", d["noisy"])):
+            x, y = joined(d["states"][mask], d["actions"][mask], m.horizon)
+            series.append(Series(COLORS[label], x, y, label, width=1.2))
+        return Chart(f"Map and demos ({self.noisy_share:.0%} noisy)", "position x",
+                     "position y", series, height=320)
+
+    @param.depends("delta")
+    def latent_law_chart(self) -> Chart:
+        """Law of ||eps + Delta||^2 at ||Delta||^2 = delta vs the prior's chi^2_16."""
+        d = self.plot_data()
+        return Chart(f"Latent norms at ||Delta||^2 = {self.delta:g}: {d['share']:.1%} outside "
+                     "the 99% ball", "||w||^2", "density", [
+                         Series("black", kind="vline", at=d["quantile"], dash="dotted", width=1),
+                         Series("black", d["r"], d["prior_pdf"], "prior chi^2_16",
+                                dash="dashed"),
+                         Series(COLORS["LP-DS"], d["r"], d["steered_pdf"], "steered")],
+                     height=320)
+
+    @param.depends("delta")
+    def share_chart(self) -> Chart:
+        """Share of steered latents outside the prior's 99% ball vs delta (dashed: 5%)."""
+        d = self.plot_data()
+        return Chart("Off-support share vs trust region", "delta (E||Delta||^2)",
+                     "share outside the 99% ball", [
+                         Series("black", kind="hline", at=0.05, dash="dashed", width=1),
+                         Series(COLORS["LP-DS"], d["deltas"], d["off_share"], "ncx2 tail"),
+                         Series("black", [self.delta], [d["share"]], "chosen delta",
+                                kind="scatter")], height=320)
+
+    def live_charts(self) -> list:
+        return [self.map_chart, self.latent_law_chart, self.share_chart]
+
+    # ------------------------------------------------------------------ Run views
+    @param.depends("run_done")
+    def run_returns_chart(self) -> Chart | None:
+        return None if self._result is None else returns_chart(self._result["exp"])
+
+    @param.depends("run_done")
+    def run_entropy_chart(self) -> Chart | None:
+        return None if self._result is None else entropy_chart(self._result["exp"])
+
+    @param.depends("run_done")
+    def run_dual_chart(self) -> Chart | None:
+        if self._result is None:
+            return None
+        r = self._result
+        return dual_chart(r["exp"][r["lp_label"]], r["delta"])
+
+    @param.depends("run_done")
+    def run_paths_chart(self) -> Chart | None:
+        if self._result is None:
+            return None
+        return trajectories_chart(self._result["exp"], self._result["map"])
+
+    def run_charts(self) -> list:
+        return [self.run_returns_chart, self.run_entropy_chart, self.run_dual_chart,
+                self.run_paths_chart]
+
+    def result_note(self) -> str:
+        if self._result is None:
+            return ("**Online steering:** press **Run** (flow-matching BC prior, then LP-DS at "
+                    "this delta, DSRL and residual RL; about a minute, cached per setting).")
+        r = self._result
+        rets = ", ".join(f"{k} {v['final_return']:.3f}" for k, v in r["exp"].items())
+        return f"**Online steering** ({r['title']}): final returns {rets}."
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        try:
+            cfg = self.config()
+        except ValueError as e:
+            self._show_error(str(e))
+            return
+        seed = self.seed
+        labels = list(lpds.method_configs(cfg))
+
+        def keep(results):
+            exp = {"BC": results[1], **dict(zip(labels, results[2:]))}
+            self._result = {"exp": exp, "map": cfg.map, "delta": self.delta,
+                            "lp_label": labels[0],
+                            "title": f"delta {self.delta:g}, eta_lambda {self.eta_lambda:g}, "
+                                     f"{cfg.steer.iterations} x {cfg.steer.n_envs} episodes, "
+                                     f"seed {seed}"}
+
+        stages = [("flow-matching BC prior", lambda: lpds.trained_prior(cfg, seed)),
+                  ("frozen BC policy: evaluation", lambda: lpds.bc_result(cfg, seed))]
+        stages += [(f"{label}: online training",
+                    functools.partial(lpds.run_method, cfg, label, seed)) for label in labels]
+        if self.run_stages(stages, keep):
+            self._show_error("")
+
+    @param.depends("run_done", watch=True, on_init=True)
+    def _update_result_note(self) -> None:
+        self._result_caption.object = self.result_note()
+
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, widgets={
+            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run steering"}})
+        live = self.live_panes()
+        results = LiveFigures(self)
+        runs = [results.add(c) for c in self.run_charts()]
+        return pn.Row(pn.Column(controls, self.run_status, width=320),
+                      pn.Column(self._alert, pn.Row(*live, sizing_mode="stretch_width"),
+                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
+                                self._result_caption,
+                                pn.Row(*runs[:2], sizing_mode="stretch_width"),
+                                pn.Row(*runs[2:], sizing_mode="stretch_width"),
+                                sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+
+
+LIVE_CAPTION = (
+    "*Left:* the map (two disks with a narrow gap; start at x = -1, goal at x = +1) and "
+    "scripted demos, clean (blue) and noisy (orange). *Middle:* with the trust region full, "
+    "||Delta||^2 = delta, the steered latent w = eps + Delta has ||w||^2 ~ noncentral "
+    "chi^2_16(delta), against the prior's chi^2_16 (dashed) and its 99% ball (dotted). "
+    "*Right:* the share of steered latents outside that ball vs delta (dashed: the claim's "
+    "5%).")
+
+Explorer = LPDSExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    return paper_page(
+        "## LP-DS: Lagrangian perturbation diffusion steering (lpds)\n\n"
+        "*Lagrangian Perturbation Diffusion Steering: Latent RL for Generative Policies* "
+        "([arXiv 2606.01151](https://arxiv.org/abs/2606.01151)); a toy 2-D reconstruction "
+        "derived from the abstract. Live: the trust region's effect on the latents; **Run** "
+        "trains a flow-matching BC prior and steers it online (LP-DS, DSRL, residual RL).",
+        Explorer())
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()
