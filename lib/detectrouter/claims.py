@@ -1,0 +1,102 @@
+"""The claims of ``detectrouter``: the claim rows and how each is measured from ``evaluate``.
+
+Binding (the issue): the mismatch matters, no surrogate is universal, the router is near oracle
+routing.  Added (the z-normalisation pitfall slipped through the binding claims on seed 0, see
+``router_fpr_calibrated``): the router's false-positive rate at the nominal 5% threshold.
+Reported: the router beats every fixed surrogate; stage 2 helps on black-box sources.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.claims import Claim, ClaimTable
+from icml26.detectrouter.experiments import (
+    PAPER,
+    DetectRouterConfig,
+    config_for,
+    evaluation,
+    znormed,
+    zoo_data,
+)
+
+Z_5PCT = 1.645  # one-sided 5% point of N(0, 1): the threshold of a z-normalised score
+
+#: name: (statement, op, threshold, expected)
+CLAIM_SPECS = {
+    "mismatch_matters": ("Detection depends on surrogate-source alignment: mean diagonal AUROC "
+                         "minus mean off-diagonal AUROC (white-box sources x pool) >= 0.10",
+                         ">=", 0.10, True),
+    "no_universal_surrogate": ("No surrogate is best everywhere: every surrogate trails the best "
+                               "one by >= 0.05 AUROC on some source (measured: the min over "
+                               "surrogates of that largest gap)", ">=", 0.05, True),
+    "router_near_oracle": ("DetectRouter reaches >= 0.9x the AUROC of oracle routing on the "
+                           "mixed-source test set", ">=", 0.9, True),
+    "router_fpr_calibrated": ("Routed scores share one scale: flagging z >= 1.645 (nominal 5% "
+                              "FPR) flags <= 10% of held-out human texts", "<=", 0.10, True),
+    "router_beats_fixed": ("DetectRouter beats the best fixed surrogate on the mixed-source "
+                           "test set by >= 0.02 AUROC", ">=", 0.02, True),
+    "stage2_helps_blackbox": ("Stage 2 (aligning prototype distances with detection scores) "
+                              "raises the AUROC on black-box sources (stage 1+2 minus stage 1)",
+                              ">", 0.0, False),
+}
+ROUTER_CLAIMS = ("router_near_oracle", "router_fpr_calibrated", "router_beats_fixed",
+                 "stage2_helps_blackbox")
+
+
+def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
+    return claims_for(config_for(scale), seed)
+
+
+def claims_for(cfg: DetectRouterConfig, seed: int = 0) -> list[Claim]:
+    """The claims for an explicit config (the mutation tests set ``znorm`` / ``routing``)."""
+    table = ClaimTable(PAPER, CLAIM_SPECS)
+    with table.guard(["mismatch_matters", "no_universal_surrogate", *ROUTER_CLAIMS]):
+        data = zoo_data(cfg.zoo, seed)
+        r = evaluation(cfg, seed)
+        m, pool, sources = r["matrix"], r["pool"], r["sources"]
+        k = len(pool)
+        white = m[:k]
+        diag, off = np.diag(white).mean(), white[~np.eye(k, dtype=bool)].mean()
+        scale = (f"{k} surrogates, {len(sources) - k} black-box sources, "
+                 f"{len(data['human'])} human / {len(data['texts'][sources[0]])} machine texts "
+                 f"per source, criterion {cfg.criterion}; zoo trained here in seconds "
+                 "(char n-grams, tiny GRUs), not the paper's LLMs")
+        table.add("mismatch_matters", diag - off,
+                  f"diagonal {diag:.3f}, off-diagonal {off:.3f} (min {white.min():.3f}); "
+                  f"{scale}; paper: > 0.9 matched, down to ~0.2 mismatched")
+        gaps = (m.max(1, keepdims=True) - m).max(0)
+        table.add("no_universal_surrogate", gaps.min(),
+                  "largest gap per surrogate: " + ", ".join(
+                      f"{p} {g:.2f}" for p, g in zip(pool, gaps)))
+        s1, s2 = r["stage1"], r["stage2"]
+        best = int(np.argmax(r["fixed"]))
+        routing = ("random routing (mutation)" if cfg.routing == "random" else
+                   "prototype routing")
+        zn = "z-normalised on human reference text" if cfg.znorm else "RAW scores (mutation)"
+        table.add("router_near_oracle", s2["auroc"] / r["oracle"],
+                  f"router {s2['auroc']:.3f} ({routing}, stage 1+2; stage 1 only "
+                  f"{s1['auroc']:.3f}) / oracle {r['oracle']:.3f} (each machine text sent to "
+                  "its source's best surrogate by the test matrix; human texts to the best "
+                  "surrogate of a random source); scores " + zn)
+        fpr = flagged_human(data, cfg, r)
+        table.add("router_fpr_calibrated", fpr,
+                  f"share of {len(data['human'])} held-out human texts with routed score >= "
+                  f"{Z_5PCT} ({zn}); skipping the z-normalisation passed router_near_oracle "
+                  "on seed 0 (raw scales happened to favour the router), so this claim was "
+                  "added to catch it")
+        table.add("router_beats_fixed", s2["auroc"] - r["fixed"][best],
+                  f"router {s2['auroc']:.3f} vs best fixed {pool[best]} {r['fixed'][best]:.3f}; "
+                  f"score ensemble {r['ensemble']:.3f}")
+        table.add("stage2_helps_blackbox", s2["black_auroc"] - s1["black_auroc"],
+                  f"black-box AUROC {s1['black_auroc']:.3f} -> {s2['black_auroc']:.3f} "
+                  f"(weight {cfg.router.stage2_weight}, T_s {cfg.router.score_temperature})")
+    return table.claims
+
+
+def flagged_human(data: dict, cfg: DetectRouterConfig, result: dict) -> float:
+    """Share of human test texts whose routed score is >= :data:`Z_5PCT`."""
+    zh = znormed(data, cfg)["human"]
+    routed = zh[np.arange(len(zh)), result["router"]["human_route"]]
+    return float(np.mean(routed >= Z_5PCT))

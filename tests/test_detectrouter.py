@@ -1,0 +1,272 @@
+"""Tests for icml26.detectrouter: corpus, language models, criterion, AUROC, router, claims."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import detectrouter as D
+from icml26.detectrouter import experiments
+
+claims_mod = importlib.import_module("icml26.detectrouter.claims")
+
+TINY = D.DetectRouterConfig(
+    zoo=D.ZooConfig(length=64, prefix=16, n_test=12, n_human=24, n_white=16, n_black=8,
+                    pool=(D.ModelSpec("2-gram pydoc", "ngram", 2, ("pydoc",)),
+                          D.ModelSpec("4-gram docstrings", "ngram", 4, ("docstrings",)),
+                          D.ModelSpec("GRU-16 pydoc", "gru", 16, ("pydoc",))),
+                    black_box=(D.SourceSpec(D.ModelSpec("3-gram sklearn", "ngram", 3,
+                                                        ("sklearn",)), 0.9),),
+                    gru=D.GRUTrain(steps=3, batch=4, window=16)),
+    router=D.RouterConfig(steps=5, max_features=200))
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    import os
+
+    old = os.environ.get("ICML26_CACHE")
+    os.environ["ICML26_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    try:
+        yield D.zoo_data(TINY.zoo, 0)
+    finally:
+        if old is None:
+            os.environ.pop("ICML26_CACHE")
+        else:
+            os.environ["ICML26_CACHE"] = old
+
+
+# --------------------------------------------------------------------------- corpus
+def test_encode_decode_round_trip_and_unknowns():
+    text = "Hello, world! ~ 42"
+    assert D.decode(D.encode(text)) == text
+    ids = D.encode("a\tb")
+    assert ids.dtype == np.uint8 and ids[1] == 0 and D.decode(ids) == "a?b"
+
+
+@pytest.mark.parametrize("name", D.CORPORA)
+def test_corpora_ship_with_packages_and_are_clean_prose(name):
+    text = D.raw_corpus(name)
+    assert len(text) > 30_000 and "  " not in text
+    assert all(32 <= ord(c) < 127 for c in text[:5000])
+    p = D.passages(name, 192)
+    assert p.shape[1] == 192 and len(p) >= 100 and p.min() >= 1
+
+
+def test_splits_are_disjoint_and_seeded():
+    from icml26.detectrouter.corpus import split_passages
+
+    a = split_passages("sklearn", 192, (0.1, 0.2), gen(1))
+    b = split_passages("sklearn", 192, (0.1, 0.2), gen(1))
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    rows = {r.tobytes() for k in a for r in a[k]}
+    assert len(rows) == sum(len(v) for v in a.values())  # no passage in two splits
+    with pytest.raises(ValueError, match="corpus"):
+        D.raw_corpus("wikipedia")
+
+
+# --------------------------------------------------------------------------- models
+TRAIN = D.passages("pydoc", 64)[:200]
+
+
+@pytest.mark.parametrize("order", [1, 2, 4])
+def test_ngram_distributions_sum_to_one(order):
+    lm = D.NgramLM(order, TRAIN)
+    lp = lm.log_probs(TRAIN[:5])
+    assert lp.shape == (5, 63, D.VOCAB)
+    torch.testing.assert_close(lp.exp().sum(-1), torch.ones(5, 63), rtol=1e-4, atol=1e-4)
+
+
+def test_higher_order_ngram_fits_its_training_text_better():
+    x = torch.as_tensor(TRAIN[:20, 1:].astype(np.int64))[..., None]
+    nll = [float(-D.NgramLM(o, TRAIN).log_probs(TRAIN[:20]).gather(-1, x).mean())
+           for o in (1, 3, 6)]
+    assert nll[0] > nll[1] > nll[2]
+
+
+def test_samples_keep_the_prefix_and_are_seeded():
+    lm = D.NgramLM(3, TRAIN)
+    a = lm.sample(TRAIN[:4, :10], 20, 0.8, gen(2))
+    assert a.shape == (4, 30) and np.array_equal(a[:, :10], TRAIN[:4, :10])
+    assert a[:, 10:].min() >= 1  # the unknown id is never drawn
+    assert np.array_equal(a, lm.sample(TRAIN[:4, :10], 20, 0.8, gen(2)))
+
+
+def test_gru_trains_and_samples():
+    m = D.train_gru(TRAIN, 16, D.GRUTrain(steps=2, batch=4, window=16), gen())
+    lp = m.log_probs(TRAIN[:3])
+    assert lp.shape == (3, 63, D.VOCAB)
+    torch.testing.assert_close(lp.exp().sum(-1), torch.ones(3, 63), rtol=1e-4, atol=1e-4)
+    assert m.sample(TRAIN[:2, :8], 5, 1.0, gen()).shape == (2, 13)
+
+
+def test_bad_order_raises():
+    with pytest.raises(ValueError, match="order"):
+        D.NgramLM(9, TRAIN)
+
+
+# --------------------------------------------------------------------------- criterion
+def test_fast_detect_criterion_is_the_analytic_curvature():
+    lm = D.NgramLM(3, TRAIN)
+    x = TRAIN[:3]
+    lp = lm.log_probs(x)[:, 9:].double()
+    y = torch.as_tensor(x[:, 10:].astype(np.int64))
+    logp = lp.gather(-1, y[..., None]).squeeze(-1)
+    p = lp.exp()
+    mu = (p * lp).sum(-1)
+    var = (p * (lp - mu[..., None]) ** 2).sum(-1)
+    want = ((logp.sum(1) - mu.sum(1)) / var.sum(1).sqrt()).numpy()
+    np.testing.assert_allclose(D.criterion(lm, x, 10), want, rtol=1e-4)
+    np.testing.assert_allclose(D.criterion(lm, x, 10, "likelihood"), logp.mean(1).numpy(),
+                               rtol=1e-5)
+
+
+def test_sharpened_samples_score_above_human_text():
+    lm = D.NgramLM(4, TRAIN)
+    human = D.passages("pydoc", 64)[200:260]
+    machine = lm.sample(human[:, :16], 48, 0.7, gen())
+    assert D.auroc(D.criterion(lm, human, 16), D.criterion(lm, machine, 16)) > 0.9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-5, 5), min_size=1, max_size=20),
+       st.lists(st.floats(-5, 5), min_size=1, max_size=20))
+def test_auroc_is_the_mann_whitney_probability(h, m):
+    want = np.mean([(b > a) + 0.5 * (b == a) for a in h for b in m])
+    assert D.auroc(np.array(h), np.array(m)) == pytest.approx(want)
+    assert D.auroc(np.array(m), np.array(h)) == pytest.approx(1 - want)
+
+
+def test_auroc_needs_both_classes():
+    with pytest.raises(ValueError, match="at least one"):
+        D.auroc(np.array([]), np.array([1.0]))
+
+
+# --------------------------------------------------------------------------- router
+def texts(s: str, n: int = 10) -> np.ndarray:
+    return D.encode((s * 20)[:120])[None].repeat(n, 0)
+
+
+def test_router_learns_separable_sources():
+    a, b = texts("the quick brown fox jumps over the lazy dog "), texts("1234 5678 9012 ")
+    fr = D.fit_router(np.concatenate([a, b]), np.repeat([0, 1], 10), None, None, 2,
+                      D.RouterConfig(steps=60, max_features=100), gen())
+    assert fr.route(a).tolist() == [0] * 10 and fr.route(b).tolist() == [1] * 10
+
+
+def test_stage2_pulls_black_box_texts_to_their_best_scoring_surrogate():
+    a, b = texts("the quick brown fox jumps over the lazy dog "), texts("1234 5678 9012 ")
+    c = texts("ZZZZ QQQQ XXXX zzzz qqqq xxxx ")
+    scores = np.tile([[0.0, 5.0, 0.0]], (10, 1))  # surrogate 1 detects the black-box texts
+    routes = [D.fit_router(np.concatenate([a, b]), np.repeat([0, 1], 10), c, scores, 3,
+                           D.RouterConfig(steps=80, max_features=100, stage2_weight=w),
+                           gen()).route(c) for w in (0.0, 3.0)]
+    assert (routes[1] == 1).all()
+
+
+# --------------------------------------------------------------------------- experiments
+def test_zoo_data_shapes(tiny_data):
+    z = TINY.zoo
+    k, n_src = len(z.pool), len(z.sources())
+    assert tiny_data["human"].shape == (z.n_human, z.length)
+    assert tiny_data["human_scores"].shape == (z.n_human, k, len(D.CRITERIA))
+    assert len(tiny_data["texts"]) == n_src
+    for name, x in tiny_data["texts"].items():
+        assert x.shape == (z.n_test, z.length)
+        assert tiny_data["scores"][name].shape == (z.n_test, k, len(D.CRITERIA))
+    assert set(tiny_data["router_scores"]) == {s.model.name for s in z.black_box}
+
+
+def test_znorm_centres_human_reference_scores(tiny_data):
+    z = D.znormed(tiny_data, TINY)
+    ref = tiny_data["ref_scores"][:, :, 0]
+    np.testing.assert_allclose((ref - z["mu"]) / z["sd"], (ref - ref.mean(0)) / ref.std(0))
+    raw = D.znormed(tiny_data, replace(TINY, znorm=False))
+    np.testing.assert_array_equal(raw["human"], tiny_data["human_scores"][:, :, 0])
+
+
+def test_evaluate_outputs(tiny_data):
+    r = D.evaluate(TINY, 0, tiny_data)
+    k = len(TINY.zoo.pool)
+    assert r["matrix"].shape == (k + 1, k) and ((0 <= r["matrix"]) & (r["matrix"] <= 1)).all()
+    assert len(r["fixed"]) == k and 0 <= r["oracle"] <= 1
+    for stage in ("stage1", "stage2"):
+        conf = r[stage]["confusion"]
+        assert conf.shape == (k + 2, k)
+        assert conf[:-1].sum(1).tolist() == [TINY.zoo.n_test] * (k + 1)
+        assert conf[-1].sum() == TINY.zoo.n_human
+
+
+def test_fixed_auroc_does_not_depend_on_znorm(tiny_data):
+    a = D.evaluate(TINY, 0, tiny_data)
+    b = D.evaluate(replace(TINY, znorm=False), 0, tiny_data)
+    np.testing.assert_allclose(a["matrix"], b["matrix"])
+    np.testing.assert_allclose(a["fixed"], b["fixed"])
+
+
+def test_claims_on_tiny_config_are_well_formed(tiny_data, monkeypatch):
+    monkeypatch.setattr(experiments, "zoo_data", lambda cfg, seed: tiny_data)
+    monkeypatch.setattr(claims_mod, "zoo_data", lambda cfg, seed: tiny_data)
+    cl = D.claims_for(TINY, 0)
+    assert [c.name for c in cl] == list(D.CLAIM_SPECS)
+    assert all(not math.isnan(c.measured) for c in cl)
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(cfg, seed):
+        raise RuntimeError("zoo exploded")
+
+    monkeypatch.setattr(claims_mod, "zoo_data", boom)
+    cl = D.claims_for(TINY, 0)
+    assert len(cl) == len(D.CLAIM_SPECS) and not any(c.holds for c in cl)
+    assert "zoo exploded" in cl[0].note
+
+
+def test_bad_configs_raise():
+    with pytest.raises(ValueError, match="criterion"):
+        replace(TINY, criterion="rank").validate()
+    with pytest.raises(ValueError, match="routing"):
+        replace(TINY, routing="greedy").validate()
+    with pytest.raises(ValueError, match="pool"):
+        replace(TINY, zoo=replace(TINY.zoo, pool=TINY.zoo.pool[:1])).validate()
+    with pytest.raises(ValueError, match="scale"):
+        D.config_for("huge")
+
+
+@pytest.mark.interpreter
+def test_criteria_uses_the_triton_kernel_end_to_end():
+    lm = D.NgramLM(2, TRAIN)
+    x = TRAIN[:2, :24]
+    np.testing.assert_allclose(D.criteria(lm, x, 8, impl="triton"), D.criteria(lm, x, 8),
+                               rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- quick scale
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    bad = [(c.name, c.measured) for c in D.claims(seed) if c.expected and not c.holds]
+    assert not bad
+
+
+@pytest.mark.slow
+def test_mutation_skipping_znorm_fails_the_fpr_claim():
+    cl = {c.name: c for c in D.claims_for(replace(D.config_for("quick"), znorm=False), 0)}
+    assert not cl["router_fpr_calibrated"].holds
+
+
+@pytest.mark.slow
+def test_mutation_random_routing_fails_router_near_oracle():
+    cl = {c.name: c for c in D.claims_for(replace(D.config_for("quick"), routing="random"), 0)}
+    assert not cl["router_near_oracle"].holds
