@@ -58,6 +58,7 @@ from icml26.ad_auctions.market import (
 from icml26.ad_auctions.platform import (
     OBJECTIVES,
     PPOConfig,
+    PPOTrainer,
     evaluate,
     grid_curve,
     myopic_z,
@@ -66,7 +67,8 @@ from icml26.ad_auctions.platform import (
 
 __all__ = [
     "BETAS", "CACHE_VERSION", "CLAIM_SPECS", "OBJECTIVES", "PAPER", "SCALES", "AuctionConfig",
-    "MarketConfig", "MarketState", "PPOConfig", "claims", "claims_for", "config_for",
+    "MarketConfig", "MarketState", "PPOConfig", "PPOTrainer",
+    "claims", "claims_for", "config_for",
     "episode", "eval_seed", "evaluate", "figure_curve_data", "figure_ppo_data",
     "figure_shift_data", "grid_curve", "myopic_z", "new_state", "quality", "run_rounds",
     "train_ppo", "trained_ppo",

@@ -121,19 +121,22 @@ def figure_shift_data(cfg: AuctionConfig, seed: int, z: float | None = None) -> 
                       torch.Generator().manual_seed(eval_seed(seed) + 1), respond=False)
     bound = ((unpaced["spent"] / budget).mean(0) > 1.0).tolist()
     out = {"z": z, "shift_round": t0, "window": (lo, T), "runs": {}, "bound": bound}
-    for beta in BETAS:
-        mcfg = dataclasses.replace(cfg.market, beta=beta, shift_at=cfg.shift_at)
-        ep = episode(mcfg, torch.full((cfg.shift_markets,), float(z)),
-                     torch.Generator().manual_seed(eval_seed(seed) + 1), record=True)
-        mu = ep["mu_path"]                                  # [T, M, N]
+    # both arms in one batch of 2 M markets, on the same value draws (tile=2)
+    mcfg = dataclasses.replace(cfg.market, shift_at=cfg.shift_at)
+    m = cfg.shift_markets
+    ep = episode(mcfg, torch.full((2 * m,), float(z)),
+                 torch.Generator().manual_seed(eval_seed(seed) + 1), record=True, tile=2,
+                 beta=torch.tensor(BETAS).repeat_interleave(m))
+    for k, beta in enumerate(BETAS):
+        arm = slice(k * m, (k + 1) * m)
+        mu, ratio = ep["mu_path"][:, arm], ep["spent_path"][:, arm] / budget   # [T, M, N]
         out["runs"][beta] = {
-            "spend_ratio_path": (ep["spent_path"] / budget).mean(1).tolist(),  # [T][N]
+            "spend_ratio_path": ratio.mean(1).tolist(),  # [T][N]
             "mu_path": mu.mean(1).tolist(),
-            "final_ratio": (ep["spent"] / budget).mean(0).tolist(),
+            "final_ratio": (ep["spent"][arm] / budget).mean(0).tolist(),
             "post_var": mu[lo:].var(0).mean(0).tolist(),
             # the round where half the markets have spent 99.9% of a bidder's budget (T: never)
             "exhaust_round": [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
-                              for col in ((ep["spent_path"] / budget) > 0.999).float()
-                              .mean(1).T],
+                              for col in (ratio > 0.999).float().mean(1).T],
         }
     return out

@@ -111,14 +111,15 @@ def new_state(cfg: MarketConfig, n_markets: int,
 
 def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds: int,
                gen: torch.Generator, record: bool = False, respond: bool = True,
-               impl: str = "auto", tile: int = 1) -> dict:
+               impl: str = "auto", tile: int = 1, beta: torch.Tensor | None = None) -> dict:
     """Play ``n_rounds`` rounds in every market at investments ``z [M]`` (updating ``state``).
 
     Returns per-market totals ``payments, clicks, welfare, cost [M]`` and, with ``record``,
     the paths ``spent [R, M, N]`` and ``mu [R, M, N]``.  ``respond=False`` freezes the duals
     (bidders do not react: the myopic platform's assumption).  ``tile > 1`` draws values for
     ``M / tile`` markets and repeats them ``tile`` times (common random numbers across blocks
-    of markets, e.g. one block per investment level of a grid).
+    of markets, e.g. one block per investment level of a grid).  ``beta [M]`` overrides
+    ``cfg.beta`` per market (both arms of the regulariser comparison in one batch).
     """
     m, n = state.mu.shape
     budget_total = torch.tensor(cfg.budget) * cfg.horizon
@@ -153,7 +154,8 @@ def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds:
         if respond:
             left = max(cfg.horizon - t, 1)
             rho_t = (budget_total - state.spent + spend) / left
-            step = (rho_t - spend) + cfg.beta * (state.mu - state.mu_ref)
+            reg = cfg.beta if beta is None else beta[:, None]
+            step = (rho_t - spend) + reg * (state.mu - state.mu_ref)
             state.mu = (state.mu - cfg.eta * step).clamp(0.0, cfg.mu_max)
             state.mu_ref += cfg.ref_rate * (state.mu - state.mu_ref)
         state.t = t + 1
@@ -168,13 +170,13 @@ def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds:
 
 def episode(cfg: MarketConfig, z: torch.Tensor, gen: torch.Generator, record: bool = False,
             respond: bool = True, mu0: float | torch.Tensor | None = None, impl: str = "auto",
-            tile: int = 1) -> dict:
+            tile: int = 1, beta: torch.Tensor | None = None) -> dict:
     """One full episode in ``len(z)`` markets from fresh duals; per-round means
     ``net, payments, clicks, welfare [M]`` (net = payments - kappa z)."""
     cfg.validate()
     state = new_state(cfg, len(z), mu0)
     tot = run_rounds(cfg, state, z, cfg.horizon, gen, record=record, respond=respond,
-                     impl=impl, tile=tile)
+                     impl=impl, tile=tile, beta=beta)
     out = {k: tot[k] / cfg.horizon for k in ("payments", "clicks", "welfare", "cost")}
     out["net"] = out["payments"] - out["cost"]
     out["spent"] = state.spent

@@ -82,45 +82,71 @@ def myopic_z(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int) -> fl
     return float(zs[int(net.argmax())])
 
 
+class PPOTrainer:
+    """TTSL-PPO as an object, so a caller (the app's Run) can train in chunks with progress.
+
+    ``step(n)`` runs ``n`` iterations; ``result()`` gives the paths and the final ``z``."""
+
+    def __init__(self, cfg: MarketConfig, pcfg: PPOConfig, seed: int):
+        pcfg.validate()
+        cfg.validate()
+        self.cfg, self.pcfg = cfg, pcfg
+        self.gen = torch.Generator().manual_seed(seed)
+        p = min(max(pcfg.z_init / cfg.z_max, 1e-3), 1 - 1e-3)
+        self.mean = torch.tensor(math.log(p / (1 - p)), requires_grad=True)
+        self.log_std = torch.tensor(math.log(pcfg.std_init), requires_grad=True)
+        self.opt = torch.optim.Adam([self.mean, self.log_std], lr=pcfg.lr)
+        self.state = new_state(cfg, pcfg.markets)
+        self.z_path: list[float] = []
+        self.std_path: list[float] = []
+        self.net_path: list[float] = []
+
+    @property
+    def done(self) -> bool:
+        return len(self.z_path) >= self.pcfg.iterations
+
+    def step(self, n: int = 1) -> None:
+        cfg, pcfg = self.cfg, self.pcfg
+        for _ in range(n):
+            if self.done:
+                return
+            with torch.no_grad():
+                std = self.log_std.exp()
+                a = self.mean + std * torch.randn(pcfg.markets, generator=self.gen)
+                old_logp = torch.distributions.Normal(self.mean, std).log_prob(a)
+            z = cfg.z_max * torch.sigmoid(a)
+            # a new episode in every market: budgets reset, duals carried over (fast timescale)
+            self.state.spent.zero_()
+            self.state.t = 0
+            gross = run_rounds(cfg, self.state, z, cfg.horizon, self.gen)["payments"] / cfg.horizon
+            reward = gross - (cfg.kappa * z if pcfg.objective == "net" else 0.0)
+            adv = (reward - reward.mean()) / (reward.std() + 1e-8)
+            for _ in range(pcfg.epochs):
+                logp = torch.distributions.Normal(self.mean, self.log_std.exp()).log_prob(a)
+                ratio = (logp - old_logp).exp()
+                loss = -torch.minimum(ratio * adv,
+                                      ratio.clamp(1 - pcfg.clip, 1 + pcfg.clip) * adv).mean()
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                with torch.no_grad():
+                    self.log_std.clamp_(math.log(0.02), math.log(2.0))
+            self.z_path.append(float(cfg.z_max * torch.sigmoid(self.mean.detach())))
+            self.std_path.append(float(self.log_std.detach().exp()))
+            self.net_path.append(float((gross - cfg.kappa * z).mean()))
+
+    def result(self) -> dict:
+        return {"z_path": list(self.z_path), "std_path": list(self.std_path),
+                "net_path": list(self.net_path), "z": self.z_path[-1]}
+
+
 def train_ppo(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
               progress: Callable[[int, int], None] | None = None) -> dict:
     """TTSL-PPO on ``z``.  Returns the path of the policy's mean ``z`` and std, the batch's
-    mean reward per iteration and the final deterministic ``z``."""
-    pcfg.validate()
-    cfg.validate()
-    g = torch.Generator().manual_seed(seed)
-    p = min(max(pcfg.z_init / cfg.z_max, 1e-3), 1 - 1e-3)
-    mean = torch.tensor(math.log(p / (1 - p)), requires_grad=True)
-    log_std = torch.tensor(math.log(pcfg.std_init), requires_grad=True)
-    opt = torch.optim.Adam([mean, log_std], lr=pcfg.lr)
-    state = new_state(cfg, pcfg.markets)
-    z_path, std_path, reward_path = [], [], []
-    for it in range(pcfg.iterations):
-        with torch.no_grad():
-            a = mean + log_std.exp() * torch.randn(pcfg.markets, generator=g)
-            old_logp = torch.distributions.Normal(mean, log_std.exp()).log_prob(a)
-        z = cfg.z_max * torch.sigmoid(a)
-        # a new episode in every market: budgets reset, duals carried over (fast timescale)
-        state.spent.zero_()
-        state.t = 0
-        tot = run_rounds(cfg, state, z, cfg.horizon, g)
-        gross = tot["payments"] / cfg.horizon
-        reward = gross - (cfg.kappa * z if pcfg.objective == "net" else 0.0)
-        adv = (reward - reward.mean()) / (reward.std() + 1e-8)
-        for _ in range(pcfg.epochs):
-            logp = torch.distributions.Normal(mean, log_std.exp()).log_prob(a)
-            ratio = (logp - old_logp).exp()
-            loss = -torch.minimum(ratio * adv,
-                                  ratio.clamp(1 - pcfg.clip, 1 + pcfg.clip) * adv).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            with torch.no_grad():
-                log_std.clamp_(math.log(0.02), math.log(2.0))
-        z_path.append(float(cfg.z_max * torch.sigmoid(mean.detach())))
-        std_path.append(float(log_std.detach().exp()))
-        reward_path.append(float((gross - cfg.kappa * z).mean()))
+    mean net revenue per iteration and the final deterministic ``z``."""
+    trainer = PPOTrainer(cfg, pcfg, seed)
+    while not trainer.done:
+        trainer.step()
         if progress is not None:
-            progress(it + 1, pcfg.iterations)
-    return {"z_path": z_path, "std_path": std_path, "net_path": reward_path,
-            "z": z_path[-1]}
+            progress(len(trainer.z_path), pcfg.iterations)
+    return trainer.result()
