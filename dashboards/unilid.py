@@ -180,7 +180,8 @@ class UniLIDExplorer(ExplorerBase):
     def result_note(self) -> str:
         if self._result is None:
             return ("**Language ID on Django UI strings:** press **Run** (vocabulary, UniLID "
-                    "by EM and the tuned baselines; close12 at k = 5 takes ~20 s).")
+                    "by EM and the tuned baselines; close12 at k = 5: ~15 s of CPU, 50-65 s "
+                    "measured on a busy 2-core machine).")
         labels = ", ".join(f"{i + 1} = {c}" for i, c in
                            enumerate(self._result["per_language"]["labels"]))
         return (f"**Language ID on Django UI strings** ({self._result['title']}). "
