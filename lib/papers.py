@@ -87,7 +87,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
           "", "planned"),
     Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "planned"),
-    Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "planned"),
+    Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "reproduced"),
     Paper("detectrouter", "Minimizing Mismatch Risk: A Prototype-Based Routing Framework for "
           "Zero-shot LLM-generated Text Detection", "2602.01240", "planned"),
     Paper("red", "Reasoning-preserved Efficient Distillation of LLMs via Activation-aware "
