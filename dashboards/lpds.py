@@ -142,8 +142,8 @@ class LPDSExplorer(ExplorerBase):
                                   "mutation, no trust region).")
     actor_hidden = param.Integer(64, bounds=(8, 256), step=8,
                                  doc="Width of the steering network Delta_theta(s).")
-    critic_lr = param.Number(3e-3, bounds=(1e-4, 1e-2), step=1e-4,
-                             doc="Learning rate of the reward model Q(s, w).")
+    critic_lr = param.Selector(default=3e-3, objects=[1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+                               doc="Learning rate of the reward model Q(s, w).")
     euler_steps = param.Integer(4, bounds=(1, 16),
                                 doc="Euler steps of the flow-matching prior's decoder.")
     noisy_share = param.Number(0.3, bounds=(0.0, 0.9), step=0.05,
@@ -214,8 +214,8 @@ class LPDSExplorer(ExplorerBase):
     def latent_law_chart(self) -> Chart:
         """Law of ||eps + Delta||^2 at ||Delta||^2 = delta vs the prior's chi^2_16."""
         d = self.plot_data()
-        return Chart(f"Latent norms at ||Delta||^2 = {self.delta:g}: {d['share']:.1%} outside "
-                     "the 99% ball", "||w||^2", "density", [
+        return Chart(f"||w||^2 at delta = {self.delta:g}: {d['share']:.1%} off the 99% ball",
+                     "||w||^2", "density", [
                          Series("black", kind="vline", at=d["quantile"], dash="dotted", width=1),
                          Series("black", d["r"], d["prior_pdf"], "prior chi^2_16",
                                 dash="dashed"),
