@@ -171,8 +171,8 @@ class RobustnessExplorer(pn.viewable.Viewer):
         if done is not None:
             self._count(done.to_dict("records"))
         self._run_button.disabled, self._stop_button.disabled = True, False
-        self._render(f"Starting Dask for {len(plan.todo)} tasks "
-                     f"({plan.done} already in the dataset)…")
+        self._push(partial(self._render, f"Starting Dask for {len(plan.todo)} tasks "
+                                         f"({plan.done} already in the dataset)…"))
         self._thread = threading.Thread(target=self._work, args=(plan,), daemon=True)
         self._thread.start()
         if wait:
