@@ -54,7 +54,7 @@ def probe_chart(summary: list[dict], probe: str, title: str | None = None) -> Ch
                              label="raw noisy pixels"))
     n = max((r["n"] for r in summary), default=1)
     return Chart(title or f"Linear probe, {probe} ({n} seed{'s' if n > 1 else ''})",
-                 "DiT block", "held-out probe accuracy", series, height=330)
+                 "DiT block", "probe accuracy", series, height=330)
 
 
 def loss_chart(curves: dict[str, list]) -> Chart:
@@ -111,12 +111,11 @@ def example_chart(cfg: selfflow.TrainConfig, n_images: int = 3) -> Chart:
     """Per-token noise levels of a few images: student (dots) and teacher (lines)."""
     d = selfflow.figure_schedule_data(cfg, n=n_images, seed=1)
     tok = np.arange(d["tau_student"].shape[1], dtype=float)
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
     series = []
     for i in range(n_images):
         c = palette[i % len(palette)]
-        series += [Series(c, tok, d["tau_student"][i], f"image {i + 1}: student",
-                          kind="scatter"),
+        series += [Series(c, tok, d["tau_student"][i], f"image {i + 1}", kind="scatter"),
                    Series(c, tok, d["tau_teacher"][i], dash="dashed", width=1)]
     return Chart("Per-token levels (dots: student, dashed: teacher)", "token (2x2 patch)",
                  "noise level tau", series, height=300)
@@ -126,6 +125,9 @@ def example_chart(cfg: selfflow.TrainConfig, n_images: int = 3) -> Chart:
 class SelfFlowExplorer(ExplorerBase):
     """Choose the Dual-Timestep Schedule and the distillation; train and probe four DiTs."""
 
+    example_images = param.Integer(3, bounds=(1, 6),
+                                   doc="Images in the per-token view (a view setting: Run "
+                                       "does not depend on it).")
     mask_ratio = param.Number(0.25, bounds=(0.05, 0.75), step=0.05,
                               doc="Fraction of tokens in the mask M (the paper: 0.25).")
     mask_noise = param.Selector(default="dual", objects=list(selfflow.MASK_NOISE),
@@ -189,10 +191,11 @@ class SelfFlowExplorer(ExplorerBase):
         """Distribution of the per-token noise levels the student and teacher see."""
         return schedule_chart(self._schedule_config())
 
-    @param.depends("mask_ratio", "mask_noise", "t_mean", "t_std", "teacher_view")
+    @param.depends("example_images", "mask_ratio", "mask_noise", "t_mean", "t_std",
+                   "teacher_view")
     def example_chart(self) -> Chart:
-        """The per-token noise levels of three example images."""
-        return example_chart(self._schedule_config())
+        """The per-token noise levels of a few example images."""
+        return example_chart(self._schedule_config(), self.example_images)
 
     def _schedule_config(self) -> selfflow.TrainConfig:
         # the schedule does not depend on the layers: draw it even when they are invalid
@@ -293,7 +296,7 @@ LIVE_CAPTION = (
     "sees the tokens in the mask M at s and the others at t ('dual', the paper), or its "
     "tokens at the noisier max(t, s) and the masked ones at full noise ('full'); the EMA "
     "teacher sees every token at min(t, s). Vanilla flow matching has one t per image. "
-    "*Right:* the levels of every token of three images.")
+    "*Right:* the levels of every token of a few images.")
 
 
 Explorer = SelfFlowExplorer

@@ -78,7 +78,7 @@ def test_run_at_a_tiny_config(tmp_path, monkeypatch):
     e.param.trigger("run")
     assert e.run_done == 1 and e.error_message() == ""
     chart = e.probe_view()
-    assert chart is not None and chart.y_label == "held-out probe accuracy"
+    assert chart is not None and chart.y_label == "probe accuracy"
     assert "Self-Flow / vanilla" in e.result_note()
     e.probe = selfflow.PROBES[0][0]
     assert selfflow.PROBES[0][0] in e.probe_view().title
