@@ -32,6 +32,7 @@ from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, pap
 VIEW_HEIGHT = 340
 HUMAN, MACHINE = "#1f77b4", "#d62728"
 LIVE_CHARS = (96, 32)  # live demo passages: length, human prefix
+RESULT_VIEWS = ("matrix_view", "methods_view", "routing_view")
 
 
 # --------------------------------------------------------------------------- plot functions
@@ -52,7 +53,8 @@ def auroc_matrix_plot(r: dict) -> hv.Overlay:
         cmap="RdBu", clim=(0, 1), colorbar=True, responsive=True, height=VIEW_HEIGHT,
         tools=["hover"], xrotation=20, invert_yaxis=True, framewise=True,
         title="AUROC: source (row) x surrogate (column)", xlabel="surrogate (scorer)",
-        ylabel="source (generator)") * labels.opts(text_font_size="9pt"))
+        ylabel="source (generator)")
+            * labels.opts(text_font_size="9pt", text_color="black"))
 
 
 def method_rows(r: dict) -> list[tuple[str, str, float]]:
@@ -91,7 +93,8 @@ def routing_plot(r: dict, stage: str = "stage2") -> hv.Overlay:
         cmap="Blues", clim=(0, 1), colorbar=True, responsive=True, height=VIEW_HEIGHT,
         tools=["hover"], xrotation=20, invert_yaxis=True, framewise=True,
         title=f"Router's choices ({'stage 1+2' if stage == 'stage2' else 'stage 1'})",
-        xlabel="chosen surrogate", ylabel="text from") * labels.opts(text_font_size="9pt"))
+        xlabel="chosen surrogate", ylabel="text from")
+            * labels.opts(text_font_size="9pt", text_color="black"))
 
 
 # --------------------------------------------------------------------------- live demo
@@ -158,6 +161,7 @@ class DetectRouterExplorer(ExplorerBase):
 
     def __init__(self, **params):
         self._result: dict | None = None
+        self._view_panes: list[dict] = []  # one dict of result panes per rendering
         self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
@@ -218,26 +222,29 @@ class DetectRouterExplorer(ExplorerBase):
         ], keep):
             self._show_error("")
 
-    @param.depends("run_done")
     def matrix_view(self) -> hv.Element:
         """F1 after a Run."""
         if self._result is None:
             return message_plot("Press Run: AUROC of every source x surrogate pair")
         return auroc_matrix_plot(self._result)
 
-    @param.depends("run_done")
     def methods_view(self) -> hv.Element:
         """F2 after a Run."""
         if self._result is None:
             return message_plot("Press Run: fixed surrogates vs router vs oracle")
         return methods_plot(self._result)
 
-    @param.depends("run_done")
     def routing_view(self) -> hv.Element:
         """F3 after a Run."""
         if self._result is None:
             return message_plot("Press Run: where the router sends each source's texts")
         return routing_plot(self._result)
+
+    @param.depends("run_done", watch=True)
+    def _refresh_views(self) -> None:
+        for panes in self._view_panes:
+            for name, pane in panes.items():
+                pane.object = getattr(self, name)()
 
     @param.depends("criterion", "znorm", "routing", "temperature", "score_temperature",
                    "stage2_weight", "dim", watch=True)
@@ -249,9 +256,11 @@ class DetectRouterExplorer(ExplorerBase):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run routing"}})
         (live,) = self.live_panes()
-        views = {name: pn.pane.HoloViews(hv.DynamicMap(getattr(self, name)),
-                                         sizing_mode="stretch_width", height=VIEW_HEIGHT)
-                 for name in ("matrix_view", "methods_view", "routing_view")}
+        # a message before Run, a plot after: two element types (a DynamicMap keeps one), so
+        # each pane gets its new object when a Run ends (_refresh_views)
+        views = {name: pn.pane.HoloViews(getattr(self, name)(), sizing_mode="stretch_width",
+                                         height=VIEW_HEIGHT) for name in RESULT_VIEWS}
+        self._view_panes.append(views)
         return pn.Row(
             pn.Column(controls, self.run_status, width=320),
             pn.Column(self._alert, pn.Row(live, views["matrix_view"],

@@ -253,11 +253,27 @@ def test_criteria_uses_the_triton_kernel_end_to_end():
 
 
 # --------------------------------------------------------------------------- quick scale
+# Seeds of the CI pair whose binding claims fail (the registry's "blocked"; evidence for seeds
+# 0-6 in benchmarks/detectrouter_seeds.csv). Strict: a seed that starts to pass fails this
+# test, so the status is revisited, never silently kept.
+BLOCKED_ON = {1: "router_near_oracle: router / oracle routing = 0.881 < 0.9 (seed 0: 0.902; "
+                 "seeds 2-6 0.87-0.90): the router loses on the black-box 4-gram source and on "
+                 "human texts routed by their look, not by their score"}
+
+
+def test_registry_status_matches_the_blocked_seeds():
+    from icml26 import papers
+
+    status = papers.get("detectrouter").status
+    assert status == ("blocked" if BLOCKED_ON else "reproduced"), status
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
+    s in BLOCKED_ON, strict=True, reason=BLOCKED_ON.get(s, ""))) for s in (0, 1)])
 def test_expected_claims_hold(seed):
     bad = [(c.name, c.measured) for c in D.claims(seed) if c.expected and not c.holds]
-    assert not bad
+    assert not bad, bad
 
 
 @pytest.mark.slow

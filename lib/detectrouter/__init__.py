@@ -29,7 +29,14 @@ Reconstructed here, at toy scale (figures in ``notebooks/detectrouter.ipynb``):
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.
 """
 
-from icml26.detectrouter.claims import CLAIM_SPECS, Z_5PCT, claims, claims_for, flagged_human
+from icml26.detectrouter.claims import (
+    CLAIM_SPECS,
+    Z_5PCT,
+    claims,
+    claims_for,
+    flagged_human,
+    seed_record,
+)
 from icml26.detectrouter.corpus import CORPORA, VOCAB, decode, encode, passages, raw_corpus
 from icml26.detectrouter.detect import CRITERIA, auroc, criteria, criterion, znorm_params
 from icml26.detectrouter.experiments import (
@@ -60,6 +67,6 @@ __all__ = [
     "FittedRouter", "GRUTrain", "ModelSpec", "NgramLM", "RouterConfig", "SourceSpec",
     "ZooConfig", "auroc", "claims", "claims_for", "config_for", "criteria", "criterion",
     "decode", "encode", "evaluate", "evaluation", "figure_auroc_matrix_data", "fit_router",
-    "flagged_human", "passages", "raw_corpus", "train_gru", "train_model", "znorm_params",
-    "znormed", "zoo_data",
+    "flagged_human", "passages", "raw_corpus", "seed_record", "train_gru", "train_model",
+    "znorm_params", "znormed", "zoo_data",
 ]
