@@ -86,7 +86,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "planned"),
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
           "", "planned"),
-    Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "planned"),
+    Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "reproduced"),
     Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "reproduced"),
     Paper("detectrouter", "Minimizing Mismatch Risk: A Prototype-Based Routing Framework for "
           "Zero-shot LLM-generated Text Detection", "2602.01240", "planned"),
