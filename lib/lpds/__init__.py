@@ -18,6 +18,14 @@ steps), the critic as a reward model over whole waypoint chunks (no bootstrappin
 tanh-squashed Gaussian latent policy with an auto-tuned SAC entropy bonus, residual RL on
 actions (``steer``), the scales and the cache (``experiments``) and the claims (``claims``).
 
+What holds at quick scale (seeds 0-6, 60 x 256 episodes per method, deltas 0.5 and 2): LP-DS
+beats the frozen BC policy by 1.15-1.23x at delta = 2 (1.08-1.17x at delta = 0.5), its final
+E||Delta||^2 / delta is 0.56-0.71 and 1.4-2.5% of its latents leave the prior's 99% ball;
+with lambda frozen at 0 (the mutation) E||Delta||^2 / delta reaches ~60 and ~98% of latents
+leave it.  NOT reproduced: LP-DS's entropy advantage over DSRL (DSRL's tanh-squashed latent
+with its auto-tuned SAC bonus spreads ~4 nats wider than the prior here) and its sample
+efficiency (episodes to 90% of final return, LP-DS / DSRL 0.82-10).
+
 Figures (``notebooks/lpds.ipynb``): decoded trajectories per method over the obstacle map;
 return and action entropy vs episodes; E||Delta||^2 and lambda vs iterations; the latent-norm
 histogram against chi^2_16.
