@@ -78,7 +78,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("tritongym", "TritonGym: A Benchmark for Agentic LLM Workflows in Triton GPU Code "
           "Generation", "", "reproduced"),
     Paper("lpds", "Lagrangian Perturbation Diffusion Steering: Latent RL for Generative "
-          "Policies", "2606.01151", "planned"),
+          "Policies", "2606.01151", "reproduced"),
     Paper("grids", "See What Matters: Differentiable Grid Sample Pruning for Generalizable VLA",
           "2605.11817", "planned"),
     Paper("selfflow", "Self-Supervised Flow Matching for Scalable Multi-Modal Synthesis",
