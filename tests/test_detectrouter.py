@@ -256,9 +256,10 @@ def test_criteria_uses_the_triton_kernel_end_to_end():
 # Seeds of the CI pair whose binding claims fail (the registry's "blocked"; evidence for seeds
 # 0-6 in benchmarks/detectrouter_seeds.csv). Strict: a seed that starts to pass fails this
 # test, so the status is revisited, never silently kept.
-BLOCKED_ON = {1: "router_near_oracle: router / oracle routing = 0.881 < 0.9 (seed 0: 0.902; "
-                 "seeds 2-6 0.87-0.90): the router loses on the black-box 4-gram source and on "
-                 "human texts routed by their look, not by their score"}
+BLOCKED_ON = {1: "router_near_oracle: router / oracle routing = 0.881 < 0.9 (fails on seeds "
+                 "1-4 at 0.88-0.90, holds on 0, 5, 6 at 0.90-0.905): the router loses on the "
+                 "black-box 4-gram source and on human texts routed by their look, not by their "
+                 "score"}
 
 
 def test_registry_status_matches_the_blocked_seeds():

@@ -1,10 +1,11 @@
 """The claims of ``detectrouter``: the claim rows and how each is measured from ``evaluate``.
 
 Binding (the issue): the mismatch matters, no surrogate is universal, the router is near oracle
-routing (fails on seeds 1-6 at 0.87-0.90 of oracle: the paper is blocked).  Added (the
+routing (fails on seeds 1-4 at 0.88-0.90 of oracle: the paper is blocked).  Added (the
 z-normalisation pitfall slipped through the binding claims on seed 0, see
 ``router_fpr_calibrated``): the router's false-positive rate at the nominal 5% threshold.
-Reported: the router beats every fixed surrogate; stage 2 helps on black-box sources.
+Reported, and expected since they held on seeds 0-6: the router beats every fixed surrogate;
+stage 2 helps on black-box sources.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ CLAIM_SPECS = {
     "router_fpr_calibrated": ("Routed scores share one scale: flagging z >= 1.645 (nominal 5% "
                               "FPR) flags <= 10% of held-out human texts", "<=", 0.10, True),
     "router_beats_fixed": ("DetectRouter beats the best fixed surrogate on the mixed-source "
-                           "test set by >= 0.02 AUROC", ">=", 0.02, True),
+                           "test set by >= 0.02 AUROC", ">=", 0.02, True),  # 0.07-0.12, seeds 0-6
     "stage2_helps_blackbox": ("Stage 2 (aligning prototype distances with detection scores) "
                               "raises the AUROC on black-box sources (stage 1+2 minus stage 1)",
-                              ">", 0.0, False),
+                              ">", 0.0, True),  # 0.05-0.10 on seeds 0-6
 }
 ROUTER_CLAIMS = ("router_near_oracle", "router_fpr_calibrated", "router_beats_fixed",
                  "stage2_helps_blackbox")
@@ -81,7 +82,8 @@ def claims_for(cfg: DetectRouterConfig, seed: int = 0) -> list[Claim]:
                   f"{s1['auroc']:.3f}) / oracle {r['oracle']:.3f} (each machine text sent to "
                   "its source's best surrogate by the test matrix; human texts to the best "
                   "surrogate of a random source); scores " + zn + "; BLOCKS the paper: "
-                  "0.87-0.90 on seeds 1-6 (0.902 on seed 0), benchmarks/detectrouter_seeds.csv")
+                  "0.88-0.90 on seeds 1-4 (0.90-0.905 on seeds 0, 5, 6), "
+                  "benchmarks/detectrouter_seeds.csv")
         fpr = flagged_human(data, cfg, r)
         table.add("router_fpr_calibrated", fpr,
                   f"share of {len(data['human'])} held-out human texts with routed score >= "
