@@ -69,13 +69,15 @@ def method_rows(r: dict) -> list[tuple[str, str, float]]:
 
 
 def methods_plot(r: dict) -> hv.Bars:
-    """F2: mixed-source AUROC of each fixed surrogate, the ensemble, the router, the oracle."""
-    return hv.Bars(method_rows(r), ["method", "kind"], "AUROC (mixed-source test set)").opts(
-        multi_level=False, xrotation=30, ylim=(0, 1.05), responsive=True, height=VIEW_HEIGHT,
+    """F2: mixed-source AUROC of each fixed surrogate (grey), the score ensemble (orange), the
+    router (blue) and oracle routing (green)."""
+    rows = [(method, auc, kind) for method, kind, auc in method_rows(r)]
+    return hv.Bars(rows, "method", ["AUROC (mixed test set)", "kind"]).opts(
+        xrotation=30, ylim=(0, 1.05), responsive=True, height=VIEW_HEIGHT,
         color="kind", cmap={"fixed surrogate": "#9e9e9e", "baseline": "#ff7f0e",
                             "DetectRouter": "#1f77b4", "oracle": "#2ca02c"},
         show_legend=False, tools=["hover"], framewise=True, xlabel="detector",
-        title="Mixed-source AUROC (grey: fixed surrogates, blue: router, green: oracle)")
+        title="Mixed-source AUROC per detector")
 
 
 def routing_plot(r: dict, stage: str = "stage2") -> hv.Overlay:
