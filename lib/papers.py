@@ -89,7 +89,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "reproduced"),
     Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "reproduced"),
     Paper("detectrouter", "Minimizing Mismatch Risk: A Prototype-Based Routing Framework for "
-          "Zero-shot LLM-generated Text Detection", "2602.01240", "planned"),
+          "Zero-shot LLM-generated Text Detection", "2602.01240", "blocked"),
     Paper("red", "Reasoning-preserved Efficient Distillation of LLMs via Activation-aware "
           "Initialization", "2605.29327", "planned"),
     Paper("evoclaw", "EvoClaw: Evaluating AI Agents on Continuous Software Evolution",
