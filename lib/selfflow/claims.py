@@ -70,11 +70,12 @@ def claims_for(cfg: SelfFlowConfig, seed: int = 0) -> list[Claim]:
                   "video, audio; FID) is out of reach")
         gain = probe_gaps(res, "selfflow", "vanilla")
         table.add("probe_gain", min(gain.values()),
-                  f"{gap_note(res, 'selfflow', 'vanilla')}; not expected: fails on some "
-                  f"seeds 0-4 at this scale (the spec's prototype found no consistent sign "
-                  f"either); {scale}")
+                  f"{gap_note(res, 'selfflow', 'vanilla')}; not expected: of seeds 0-6 it "
+                  f"holds on seed 2 only (the spec's prototype found no consistent sign "
+                  f"either; benchmarks/selfflow_seeds.csv); {scale}")
         asym = probe_gaps(res, "selfflow", "same_t")
         table.add("asymmetry_matters", min(asym.values()),
-                  f"{gap_note(res, 'selfflow', 'same_t')}; not expected (the follow-up paper "
-                  f"arXiv 2607.02508 questions the mechanism); {scale}")
+                  f"{gap_note(res, 'selfflow', 'same_t')}; not expected: of seeds 0-6 it holds "
+                  f"on seed 2 only (the follow-up paper arXiv 2607.02508 questions the "
+                  f"mechanism); {scale}")
     return table.claims
