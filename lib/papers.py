@@ -82,7 +82,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("grids", "See What Matters: Differentiable Grid Sample Pruning for Generalizable VLA",
           "2605.11817", "planned"),
     Paper("selfflow", "Self-Supervised Flow Matching for Scalable Multi-Modal Synthesis",
-          "2603.06507", "planned"),
+          "2603.06507", "reproduced"),
     Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "planned"),
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
           "", "planned"),
