@@ -36,7 +36,12 @@ KERNEL_TESTS = {"place_fields": ["kernels/test_scaled_rope.py"],
                 "promotion": ["kernels/test_bellman_interp.py"],
                 "gsrq": ["kernels/test_gain_shape_assign.py"],
                 "tpv": ["kernels/test_quant_noise.py"],
-                "panda": ["kernels/test_soft_bellman.py"]}
+                "panda": ["kernels/test_soft_bellman.py"],
+                "unilid": ["kernels/test_lattice_forward.py"],
+                "detectrouter": ["kernels/test_token_stats.py"],
+                "tritongym": ["kernels/test_tritongym_ops.py"],
+                "ad_auctions": ["kernels/test_auction_topk.py"],
+                "selfflow": ["kernels/test_ln_modulate.py"]}
 
 
 def _pending_test_files() -> list[str]:

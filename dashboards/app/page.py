@@ -102,8 +102,8 @@ class ExplorerBase(pn.viewable.Viewer):
                 results.append(compute())
                 self._progress.value = int(100 * (i + 1) / len(stages))
             keep(results)
+            self.run_done += 1  # the result views redraw before "Run done" says they did
             self._stage.object = f"Run done in {time.perf_counter() - start:.1f} s."
-            self.run_done += 1
             return True
         except Exception as e:  # noqa: BLE001 - shown to the user, the server must live
             self._show_error(f"Run failed: {type(e).__name__}: {e}")
