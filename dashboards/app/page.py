@@ -70,6 +70,19 @@ class ExplorerBase(pn.viewable.Viewer):
         """The Explorer's live chart methods, in page order (none by default)."""
         return []
 
+    def plot_data(self) -> dict:
+        """The numbers behind the views (the explorer tests check them for NaN); by default
+        every series of every live chart. An Explorer with other views overrides it."""
+        data = {}
+        for chart_fn in self.live_charts():
+            chart = chart_fn()
+            if chart is None:  # invalid settings: the figure keeps its last valid state
+                continue
+            for i, series in enumerate(chart.series):
+                data[f"{chart_fn.__name__}[{i}]"] = (series.x, series.y) \
+                    if series.kind in ("line", "scatter") else series.at
+        return data
+
     def live_panes(self) -> list[pn.pane.Bokeh]:
         """Panes of ``live_charts()``, updated in place as their parameters move."""
         figures = LiveFigures(self)
