@@ -65,8 +65,11 @@ def test_run_fits_at_small_n_and_fills_the_heavy_views():
     assert {"run_leakage", "run_irreducible", "run_ties", "run_mean_bias"} <= set(d)
     assert finite(d)
     assert set(d["run_ties"].tie_fraction) == {0.0, 0.1, 0.2, 0.3, 0.5}
-    for view in (e.run_leakage_view, e.run_irreducible_view, e.run_ties_view):
-        assert isinstance(view(), hv.core.Dimensioned)
+    assert isinstance(e.run_leakage_view(), hv.core.Dimensioned)
+    for view, n_panels in ((e.run_irreducible_view, 3), (e.run_ties_view, 4)):
+        grid = view()  # the grid's panels as separate panes (see dashboards' _panels)
+        assert len(grid) == n_panels
+        assert all(isinstance(pane.object, hv.core.Dimensioned) for pane in grid)
 
 
 def test_run_reports_each_stage_and_hides_the_progress_after(monkeypatch):
