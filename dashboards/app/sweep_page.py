@@ -38,7 +38,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
 
     papers = param.ListSelector(default=["recruitment"], objects=built_slugs(),
                                 doc="Papers whose claims are swept.")
-    first_seed = param.Integer(0, bounds=(0, None), doc="First seed of the range.")
+    first_seed = param.Integer(0, bounds=(0, 1_000_000), doc="First seed of the range.")
     n_seeds = param.Integer(8, bounds=(1, 1024), softbounds=(1, 128),
                             doc="Number of seeds: first_seed to first_seed + n_seeds - 1.")
     workers = param.Integer(2, bounds=(1, 64), doc="Worker processes of the local cluster.")
