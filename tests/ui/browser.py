@@ -9,13 +9,14 @@ from __future__ import annotations
 import socket
 import statistics
 import time
+from functools import partial
 
 import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 
-from icml26.dashboards.app import perf
+from icml26.dashboards.app import Chart, ExplorerBase, Series, perf
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -85,6 +86,47 @@ def create_trivial_app():
     perf.install()  # same server settings as the apps it is compared with
     hv.extension("bokeh")
     return pn.Column(TrivialExplorer())
+
+
+class SlowRunExplorer(ExplorerBase):
+    """A Run of known length (three CPU-bound stages of ``stage_s`` seconds, pure Python, so
+    the GIL is contended as in a real fit): the yardstick of "the server answers while a Run
+    computes", independent of how fast a paper's Run happens to be on this machine."""
+
+    stage_s = param.Number(6.0, bounds=(0.5, 60.0), doc="Seconds of CPU work per stage.")
+    run = param.Event(doc="Start the slow Run.")
+
+    def live_charts(self) -> list:
+        return [self.chart]
+
+    @param.depends("stage_s", "run_done")
+    def chart(self) -> Chart:
+        x = np.arange(10.0)
+        return Chart("Finished Runs", "step", "finished Runs",
+                     [Series("black", x, np.full_like(x, self.run_done))])
+
+    @staticmethod
+    def _busy(seconds: float) -> int:
+        end, n = time.perf_counter() + seconds, 0
+        while time.perf_counter() < end:
+            n += sum(i * i for i in range(1000))
+        return n
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        self.run_stages([(f"busy {i + 1}", partial(self._busy, self.stage_s))
+                         for i in range(3)], lambda results: None)
+
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, width=300, widgets={
+            "run": {"type": pn.widgets.Button, "name": "Run"}})
+        return pn.Row(pn.Column(controls, self.run_status), *self.live_panes())
+
+
+def create_slow_run_app():
+    pn.extension()
+    perf.install()
+    return pn.Column(SlowRunExplorer())
 
 
 def launch(playwright):
@@ -212,12 +254,14 @@ def serve_in_thread(apps: dict, port: int | None = None):
 
 
 def all_apps() -> dict:
-    """Routes of ``icml26 serve`` plus ``/trivial`` (the latency yardstick)."""
+    """Routes of ``icml26 serve`` plus ``/trivial`` (the latency yardstick) and ``/slow_run``
+    (a Run of known length)."""
     from icml26 import papers
     from icml26.dashboards.app.index import create_index
     from icml26.dashboards.app.sweep_page import create_app as create_robustness
 
-    apps = {"/": create_index, "/trivial": create_trivial_app, "/robustness": create_robustness}
+    apps = {"/": create_index, "/trivial": create_trivial_app, "/slow_run": create_slow_run_app,
+            "/robustness": create_robustness}
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
     return apps

@@ -65,24 +65,26 @@ def test_every_figure_draws_on_load_after_a_step_and_after_run(offline, app_serv
 
 
 def test_other_pages_answer_while_a_run_is_going(browser, app_server):
-    """A Run works off the server's event loop: the index loads while it computes."""
-    slow = next(s for s in ("panda", "tpv", "spurious_dpo", *BUILT) if s in BUILT)
+    """A Run works off the server's event loop: the index loads while one computes.
+
+    The Run is the yardstick app's (three stages of 6 s of pure-Python work: the GIL is
+    contended as in a real fit, and the Run cannot end first on a fast machine); every paper's
+    Run goes through the same ``ExplorerBase.run_stages`` and server settings."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
-        open_app(page, f"{app_server}/{slow}")
-        # Settings no other test ran (a step left; the figure test steps right): the app
-        # caches each Run per settings, and a cached Run ends before the index loads.
-        page.locator(".noUi-handle").first.press("ArrowLeft")
-        wait_until_stable(page)
+        open_app(page, f"{app_server}/slow_run")
         run_button(page).first.click()
-        page.get_by_text(re.compile(r"Run \d+/\d+")).first.wait_for(timeout=60_000)
+        page.get_by_text(re.compile(r"Run \d+/\d+")).first.wait_for(timeout=30_000)
         other = context.new_page()
         start = time.perf_counter()
         other.goto(app_server + "/", timeout=30_000)
         other.get_by_text("evoclaw").first.wait_for(timeout=30_000)
-        assert time.perf_counter() - start < 30
-        assert page.get_by_text(re.compile(r"Run \d+/\d+")).count(), "the Run ended first"
+        seconds = time.perf_counter() - start
+        assert page.get_by_text(re.compile(r"Run \d+/\d+")).count(), \
+            f"the 18 s Run ended before the index loaded ({seconds:.1f} s)"
+        print(f"index loaded in {seconds:.1f} s during a Run")
+        page.get_by_text(re.compile(r"Run done")).first.wait_for(timeout=60_000)
     finally:
         context.close()
 
