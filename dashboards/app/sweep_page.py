@@ -246,7 +246,8 @@ class RobustnessExplorer(pn.viewable.Viewer):
 
     def __panel__(self):
         settings = pn.Param(self.param, show_name=False, width=300, widgets={
-            "papers": pn.widgets.MultiChoice, "scheduler": {"placeholder": "tcp://host:8786"}})
+            "papers": pn.widgets.MultiChoice, "scheduler": {"placeholder": "tcp://host:8786"},
+            "first_seed": pn.widgets.IntInput})  # a seed is typed, not slid over a million
         return pn.Row(
             pn.Column(settings, pn.Row(self._run_button, self._stop_button), width=320),
             pn.Column(self._alert, self._status, self._progress, self._dask_link,

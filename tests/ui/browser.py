@@ -93,7 +93,7 @@ class SlowRunExplorer(ExplorerBase):
     the GIL is contended as in a real fit): the yardstick of "the server answers while a Run
     computes", independent of how fast a paper's Run happens to be on this machine."""
 
-    stage_s = param.Number(6.0, bounds=(0.5, 60.0), doc="Seconds of CPU work per stage.")
+    stage_s = param.Number(15.0, bounds=(0.5, 60.0), doc="Seconds of CPU work per stage.")
     run = param.Event(doc="Start the slow Run.")
 
     def live_charts(self) -> list:

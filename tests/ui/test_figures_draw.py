@@ -67,7 +67,7 @@ def test_every_figure_draws_on_load_after_a_step_and_after_run(offline, app_serv
 def test_other_pages_answer_while_a_run_is_going(browser, app_server):
     """A Run works off the server's event loop: the index loads while one computes.
 
-    The Run is the yardstick app's (three stages of 6 s of pure-Python work: the GIL is
+    The Run is the yardstick app's (three stages of 15 s of pure-Python work: the GIL is
     contended as in a real fit, and the Run cannot end first on a fast machine); every paper's
     Run goes through the same ``ExplorerBase.run_stages`` and server settings."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -82,9 +82,10 @@ def test_other_pages_answer_while_a_run_is_going(browser, app_server):
         other.get_by_text("evoclaw").first.wait_for(timeout=30_000)
         seconds = time.perf_counter() - start
         assert page.get_by_text(re.compile(r"Run \d+/\d+")).count(), \
-            f"the 18 s Run ended before the index loaded ({seconds:.1f} s)"
+            f"the 45 s Run ended before the index loaded ({seconds:.1f} s)"
         print(f"index loaded in {seconds:.1f} s during a Run")
-        page.get_by_text(re.compile(r"Run done")).first.wait_for(timeout=60_000)
+        assert seconds < 30, f"the index took {seconds:.1f} s to load during a Run"
+        page.get_by_text(re.compile(r"Run done")).first.wait_for(timeout=120_000)
     finally:
         context.close()
 
