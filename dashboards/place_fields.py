@@ -147,15 +147,20 @@ def plot_tradeoff(data: dict, n_index: int | None = None) -> hv.Layout | hv.Over
     return hv.Layout(panels).cols(2)
 
 
-def plot_hipe_kernels(data: dict, decays=pf.DECAYS) -> hv.Overlay:
-    """F3: K(Delta)/K(0) for RoPE and HIPE (each decay, the shown sigmas)."""
-    delta = data["delta"]
-    layers = [hv.Curve((delta, data["rope"]), "relative distance Delta", "K(Delta)/K(0)",
-                       label="RoPE").opts(color="black", line_width=2)]
+def plot_hipe_kernels(data: dict, decays=pf.DECAYS, max_delta: float | None = None
+                      ) -> hv.Overlay:
+    """F3: K(Delta)/K(0) for RoPE and HIPE (each decay, the shown sigmas), for
+    Delta <= ``max_delta`` (the data are cut, not hidden outside fixed axes)."""
+    delta = np.asarray(data["delta"])
+    keep = delta <= max_delta if max_delta is not None else np.ones(len(delta), bool)
+    delta = delta[keep]
+    layers = [hv.Curve((delta, np.asarray(data["rope"])[keep]), "relative distance Delta",
+                       "K(Delta)/K(0)", label="RoPE").opts(color="black", line_width=2)]
     dashes = ["solid", "dashed", "dotted", "dotdash"]
     for d in decays:
         for i, s in enumerate(data["shown_sigmas"]):
-            layers.append(hv.Curve((delta, data[d]["shown"][i]), "relative distance Delta",
+            layers.append(hv.Curve((delta, np.asarray(data[d]["shown"][i])[keep]),
+                                   "relative distance Delta",
                                    "K(Delta)/K(0)", label=f"{d}, sigma = {s:g}").opts(
                 color=DECAY_COLORS[d], line_dash=dashes[i % len(dashes)]))
     return hv.Overlay(layers).opts(title="HIPE turns RoPE's kernel into place fields",
