@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.feature_extraction.text import TfidfVectorizer
 from torch import nn
 
 from icml26.detectrouter.corpus import decode
@@ -49,6 +48,8 @@ class Featurizer:
 
     def __init__(self, texts: np.ndarray, max_features: int, words: bool = True,
                  char_ngrams: int = 3):
+        from sklearn.feature_extraction.text import TfidfVectorizer  # heavy: not at import
+
         docs = [decode(t) for t in texts]
         self.vecs = [TfidfVectorizer(analyzer="char", ngram_range=(1, char_ngrams),
                                      sublinear_tf=True,

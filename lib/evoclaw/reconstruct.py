@@ -25,9 +25,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import AgglomerativeClustering
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from icml26.evoclaw.history import History
 
@@ -65,6 +62,8 @@ def clean_message(message: str) -> str:
 
 def affinity(history: History, cfg: ReconConfig) -> np.ndarray:
     """``S [C, C]`` in [0, 1]: the weighted mix of co-change, message and time similarity."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # not at import: it is heavy
+
     commits = history.commits
     # a commit's paths and their folders: two commits of one module share the folder even
     # when they touch different files of it
@@ -91,6 +90,9 @@ def affinity(history: History, cfg: ReconConfig) -> np.ndarray:
 
 def cluster(history: History, cfg: ReconConfig = ReconConfig()) -> np.ndarray:
     """Milestone labels of the commits (``[C]`` ints), the number chosen by silhouette."""
+    from sklearn.cluster import AgglomerativeClustering
+    from sklearn.metrics import silhouette_score
+
     cfg.validate()
     dist = 1.0 - affinity(history, cfg)
     n = len(history.commits)
@@ -162,6 +164,8 @@ def reconstruct(history: History, cfg: ReconConfig = ReconConfig()) -> dict:
     Returns ``ari``, ``edge_f1``, ``edge_precision``, ``edge_recall``, ``n_found`` (clusters),
     ``n_true`` (milestones), ``labels`` and the mapped ``edges``.
     """
+    from sklearn.metrics import adjusted_rand_score
+
     labels = cluster(history, cfg)
     truth = history.labels
     cluster_edges = recover_edges(history, labels, cfg.min_support)
