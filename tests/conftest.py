@@ -41,7 +41,9 @@ KERNEL_TESTS = {"place_fields": ["kernels/test_scaled_rope.py"],
                 "detectrouter": ["kernels/test_token_stats.py"],
                 "tritongym": ["kernels/test_tritongym_ops.py"],
                 "ad_auctions": ["kernels/test_auction_topk.py"],
-                "selfflow": ["kernels/test_ln_modulate.py"]}
+                "selfflow": ["kernels/test_ln_modulate.py"],
+                "grids": ["kernels/test_grid_sample.py"],
+                "coval": ["kernels/test_ray_cast.py"]}
 
 
 def _pending_test_files() -> list[str]:
