@@ -8,6 +8,7 @@ the seed, so changing any of them recomputes. Values are stored with ``torch.sav
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -79,20 +80,56 @@ def cached(paper: str, key: str, config: Any, seed: int, version: int,
     """Return the cached value for (paper, key, config, seed, version), computing it once.
 
     Writes go through a temporary file and an atomic rename, so concurrent test workers and
-    notebooks never read a half-written entry.
+    notebooks never read a half-written entry. While one process or thread computes an entry,
+    others asking for it wait on its lock file and then read it (no entry is computed twice
+    at once by parallel test workers, Dask workers or dashboard sessions).
     """
+    path = cache_path(paper, key, config, seed, version)
+    value = _load(path)
+    if value is not _MISSING:
+        return value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(path.with_name(path.name + ".lock")):
+        value = _load(path)  # computed by another worker while this one waited
+        if value is not _MISSING:
+            return value
+        value = compute()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        os.close(fd)
+        import torch
+
+        torch.save(value, tmp)
+        os.replace(tmp, path)
+    return value
+
+
+_MISSING = object()
+
+
+def _load(path: Path):
+    """The entry at ``path``, or ``_MISSING`` (absent or corrupt: a corrupt one is removed)."""
     import torch
 
-    path = cache_path(paper, key, config, seed, version)
-    if path.exists():
+    if not path.exists():
+        return _MISSING
+    try:
+        return torch.load(path, weights_only=False)
+    except Exception:  # a corrupt entry is recomputed, not fatal
+        path.unlink(missing_ok=True)
+        return _MISSING
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """Hold an exclusive advisory lock on ``lock_path`` (POSIX ``flock``; elsewhere none)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: entries may be computed twice, never read half-written
+        yield
+        return
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            return torch.load(path, weights_only=False)
-        except Exception:  # a corrupt entry is recomputed, not fatal
-            path.unlink(missing_ok=True)
-    value = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    torch.save(value, tmp)
-    os.replace(tmp, path)
-    return value
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -348,3 +348,30 @@ def test_concurrent_writers_to_the_file_cache_never_tear_an_entry(tmp_path):
     folder = tmp_path / "sweep_test" / "v1"
     assert len(list(folder.glob("*.pt"))) == rounds
     assert list(folder.glob("*.tmp")) == []  # no temporary file left behind
+
+
+def test_an_entry_is_computed_once_while_others_wait_for_it(tmp_path, monkeypatch):
+    """Parallel askers of one missing entry (test workers, Dask workers, dashboard sessions)
+    wait for the first one's computation instead of repeating it."""
+    import threading
+    import time
+
+    from icml26 import common
+
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    calls, results = [], []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.5)
+        return len(calls)
+
+    def ask():
+        results.append(common.cached("sweep_test", "once", {}, 0, 1, compute))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert len(calls) == 1 and results == [1, 1, 1, 1]
