@@ -1,0 +1,225 @@
+"""Scales, cached training runs and the data of the figures (F1 scan, F2 ablations, F3 AP vs
+anomaly size and distance).
+
+One *replicate* ``s`` draws its own training scenes (training anomaly shapes) and held-out test
+scenes (held-out shapes and sizes), casts factual and counterfactual scans, and trains every
+variant on the same data with training seed ``s``.  A figure over ``n_seeds`` seeds uses
+replicates ``seed, seed + 1, ...``; each (variant, replicate) is cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+
+from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import config_for as _config_for
+from icml26.coval.model import (
+    ABLATIONS,
+    TrainConfig,
+    auroc,
+    average_precision,
+    encode,
+    scores,
+    train,
+)
+from icml26.coval.scene import TEST_SHAPES, TRAIN_SHAPES, beam_dirs, cast_scans, make_scenes
+
+PAPER = "coval"
+CACHE_VERSION = 1
+#: the range-only control plus the four ablations of the spec
+VARIANTS = ("range only (seg-only)", *ABLATIONS)
+
+
+@dataclass(frozen=True)
+class COVALConfig:
+    """A scale preset. Defaults (quick): calibrated on CPU to fit the claims budget."""
+
+    n_beams: int = 256  # spec: 720 (paper scale); 256 keeps quick-scale training ~4 s a model
+    max_range: float = 20.0  # m; rooms are 10-22 m across, the doorway beams return nothing
+    n_bins: int = 32  # log-spaced free-space carving bins per beam
+    noise: float = 0.02  # m, Gaussian range noise on returns
+    n_train: int = 1024  # training scenes per replicate
+    n_test: int = 128  # held-out test scenes per replicate
+    hidden: int = 16
+    steps: int = 300
+    batch: int = 16
+    lr: float = 0.01
+    w_vvcr: float = 1.0  # loss weights of full COVAL (the ablations switch them off)
+    w_vicc: float = 1.0
+    n_seeds: int = 3  # spec: AP by ablation over 3 seeds
+    jitter: float = 0.0  # m; > 0 is the mutation (counterfactual from a moved sensor)
+    vvcr_target: str = "counterfactual"  # "factual": the mutation (nothing to reconstruct)
+
+    def __post_init__(self):
+        check_int("n_beams", self.n_beams, 16, 4096)
+        check_int("n_bins", self.n_bins, 1, 128)
+        check_int("n_train", self.n_train, 8)
+        check_int("n_test", self.n_test, 4)
+        check_int("hidden", self.hidden, 4, 256)
+        check_int("steps", self.steps, 1)
+        check_int("batch", self.batch, 1)
+        check_int("n_seeds", self.n_seeds, 1, 10)
+        check_choice("vvcr_target", self.vvcr_target, ("counterfactual", "factual"))
+        if not (self.max_range > 2 and self.noise >= 0 and self.jitter >= 0 and self.lr > 0):
+            raise ValueError("need max_range > 2 m, noise >= 0, jitter >= 0 and lr > 0, got "
+                             f"{self.max_range}, {self.noise}, {self.jitter}, {self.lr}")
+        if self.w_vvcr < 0 or self.w_vicc < 0:
+            raise ValueError(f"loss weights must be >= 0, got {self.w_vvcr}, {self.w_vicc}")
+
+    def data_key(self) -> dict:
+        return {k: getattr(self, k) for k in ("n_beams", "max_range", "n_bins", "noise",
+                                              "n_train", "n_test", "jitter")}
+
+    def train_config(self, variant: str) -> TrainConfig:
+        check_choice("variant", variant, VARIANTS)
+        vvcr, vicc = ABLATIONS.get(variant, (0.0, 0.0))
+        return TrainConfig(w_vvcr=vvcr * self.w_vvcr, w_vicc=vicc * self.w_vicc,
+                           visibility=variant != VARIANTS[0], hidden=self.hidden,
+                           steps=self.steps, batch=self.batch, lr=self.lr,
+                           vvcr_target=self.vvcr_target)
+
+
+SCALES = {
+    "quick": COVALConfig(),
+    "paper": COVALConfig(n_beams=720, n_train=4096, n_test=512, hidden=32, steps=3000,
+                         n_seeds=3),
+}
+
+
+def config_for(scale: str = "quick") -> COVALConfig:
+    return _config_for(SCALES, scale)
+
+
+def scan_data(cfg: COVALConfig, seed: int, split: str) -> dict:
+    """Scenes, clean scans and network inputs of one split (``"train"`` | ``"test"``)."""
+    check_choice("split", split, ("train", "test"))
+    train_split = split == "train"
+    scenes = make_scenes(cfg.n_train if train_split else cfg.n_test,
+                         2 * int(seed) + (0 if train_split else 1),
+                         TRAIN_SHAPES if train_split else TEST_SHAPES)
+    s = cast_scans(scenes, cfg.n_beams, cfg.max_range, jitter=cfg.jitter)
+    g = generator(10_000 + 2 * int(seed) + (0 if train_split else 1))
+    cf_valid = s.counterfactual < cfg.max_range
+
+    def noisy(r, valid):
+        return torch.where(valid, r + cfg.noise * torch.randn(r.shape, generator=g), r)
+
+    f_noisy = noisy(s.factual, s.valid)
+    return {"scenes": scenes, "scans": s, "ranges": f_noisy, "valid": s.valid,
+            "label": s.label, "shadow": s.shadow,
+            "x_f": encode(f_noisy, s.valid, cfg.max_range, cfg.n_bins),
+            "x_cf": encode(noisy(s.counterfactual, cf_valid), cf_valid, cfg.max_range,
+                           cfg.n_bins),
+            "rec_cf": torch.log(s.counterfactual), "rec_f": torch.log(s.factual),
+            "exact_gap": float((s.factual - s.counterfactual)[~s.shadow].abs().max())}
+
+
+def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None) -> dict:
+    """Train/evaluate ``variants`` on replicate ``seed`` (cached per variant).
+
+    Returns ``{variant: {"ap", "auroc", "scores" [n_test, R]}, "test": {labels, valid, size,
+    distance}, "exact_gap": max |f - cf| outside the shadow over train and test scenes}``.
+    """
+    data = {}
+
+    def get(split):
+        if split not in data:
+            data[split] = scan_data(cfg, seed, split)
+        return data[split]
+
+    def run(variant):
+        def compute():
+            tr, te = get("train"), get("test")
+            tcfg = cfg.train_config(variant)
+            net = train(tr, tcfg, seed)
+            sc = scores(net, te["x_f"], tcfg.visibility)
+            v = te["valid"]
+            return {"ap": average_precision(sc[v], te["label"][v]),
+                    "auroc": auroc(sc[v], te["label"][v]), "scores": sc}
+        return cached(PAPER, f"run-{variant}", {**cfg.data_key(),
+                      **dataclasses.asdict(cfg.train_config(variant))}, seed, CACHE_VERSION,
+                      compute)
+
+    out = {}
+    for v in variants:
+        if progress is not None:
+            progress(f"replicate {seed}: {v}")
+        out[v] = run(v)
+
+    def meta():
+        tr, te = get("train"), get("test")
+        return {"label": te["label"], "valid": te["valid"], "size": te["scenes"].radius,
+                "distance": te["scenes"].distance,
+                "exact_gap": max(tr["exact_gap"], te["exact_gap"])}
+    out["test"] = cached(PAPER, "test-meta", cfg.data_key(), seed, CACHE_VERSION, meta)
+    out["exact_gap"] = out["test"]["exact_gap"]
+    return out
+
+
+# --------------------------------------------------------------------------- figure data
+def figure_scan_data(cfg: COVALConfig, seed: int = 0, index: int = 0,
+                     held_out: bool = True, radius: float | None = None,
+                     jag: float | None = None) -> dict:
+    """F1: one scene's factual and counterfactual scans (cheap: a single scene).
+
+    ``radius`` / ``jag`` override the anomaly's size and jaggedness (the dashboard sliders).
+    Returns points ``(x, y)`` of both scans, the shadow beams, labels and the anomaly outline.
+    """
+    shapes = TEST_SHAPES if held_out else TRAIN_SHAPES
+    if radius is not None or jag is not None:
+        shapes = dataclasses.replace(
+            shapes, radius=(radius, radius) if radius is not None else shapes.radius,
+            jag=(jag, jag) if jag is not None else shapes.jag)
+    scenes = make_scenes(index + 1, 7919 * int(seed) + 3, shapes)
+    one = dataclasses.replace(scenes, **{f.name: getattr(scenes, f.name)[index:index + 1]
+                                         for f in dataclasses.fields(scenes)})
+    s = cast_scans(one, cfg.n_beams, cfg.max_range, jitter=cfg.jitter)
+    d = beam_dirs(cfg.n_beams)
+    f, cf = s.factual[0], s.counterfactual[0]
+    return {"dirs": d, "factual": f, "counterfactual": cf, "label": s.label[0],
+            "valid": s.valid[0], "cf_valid": cf < cfg.max_range, "shadow": s.shadow[0],
+            "anomaly": one.anomaly[0, :int(one.n_verts[0])], "radius": float(one.radius[0]),
+            "distance": float(one.distance[0]),
+            "gap_outside": float((f - cf)[~s.shadow[0]].abs().max()),
+            "gap_inside": float((f - cf)[s.shadow[0]].abs().max())}
+
+
+def figure_ablation_data(cfg: COVALConfig, seed: int = 0, progress=None) -> list[dict]:
+    """F2: AP and AUROC of every variant on the held-out test set, replicates ``seed..``."""
+    rows = []
+    for k in range(cfg.n_seeds):
+        rep = replicate(cfg, seed + k, progress=progress)
+        rows += [{"variant": v, "seed": seed + k, "ap": rep[v]["ap"], "auroc": rep[v]["auroc"],
+                  "exact_gap": rep["exact_gap"]} for v in VARIANTS]
+    return rows
+
+
+def _bins(values: torch.Tensor, n: int) -> list[tuple[float, float]]:
+    q = torch.quantile(values.double(), torch.linspace(0, 1, n + 1, dtype=torch.float64))
+    return list(zip(q[:-1].tolist(), q[1:].tolist()))
+
+
+def figure_size_distance_data(cfg: COVALConfig, seed: int = 0, n_bins: int = 4,
+                              variants=(VARIANTS[0], "seg-only", "full COVAL")) -> list[dict]:
+    """F3: AP per quantile bin of anomaly radius and of distance, mean over replicates."""
+    rows = []
+    reps = [replicate(cfg, seed + k) for k in range(cfg.n_seeds)]
+    for axis in ("size", "distance"):
+        for v in variants:
+            for b, (lo, hi) in enumerate(_bins(reps[0]["test"][axis], n_bins)):
+                aps = []
+                for rep in reps:
+                    t = rep["test"]
+                    sel = (t[axis] >= lo) & (t[axis] <= hi)
+                    m = t["valid"][sel]
+                    if m.any():
+                        aps.append(average_precision(rep[v]["scores"][sel][m], t["label"][sel][m]))
+                aps = [a for a in aps if not math.isnan(a)]
+                rows.append({"axis": axis, "variant": v, "bin": b, "lo": lo, "hi": hi,
+                             "mid": 0.5 * (lo + hi),
+                             "ap": sum(aps) / len(aps) if aps else math.nan})
+    return rows

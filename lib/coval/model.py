@@ -1,0 +1,168 @@
+"""Inputs, the circular 1-D conv segmenter, the COVAL losses, training and point-level metrics.
+
+Input per beam (``encode``): the log range ``log r`` (metres) and, unless ``visibility=False``,
+free-space carving channels on ``n_bins`` log-spaced range bins: ``free`` (the beam passed the
+whole bin), ``hit`` (its return lies in the bin) and ``unknown`` (behind the return: occluded).
+A beam without a return carves every bin free.  Everything derives from the one noisy scan.
+
+Losses [derived from the abstract]::
+
+    L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC
+    L_seg  = BCE(seg(x_f), y)                         on beams with a return
+    L_VVCR = mean (rec(x_f) - log r_cf)^2             on the occluded beams (the anomaly's
+             returns: behind them the counterfactual sees the background)
+    L_VICC = mean 1 - cos(h(x_f), sg[h(x_cf)])         on beams outside the anomaly's shadow
+             (visible in both scans; ``sg`` = stop-gradient)
+
+``x_f`` / ``x_cf`` encode the factual / counterfactual scans, ``h`` is the last hidden layer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from icml26.common import generator
+
+
+def bin_edges(n_bins: int, max_range: float, near: float = 0.5) -> torch.Tensor:
+    """``n_bins + 1`` log-spaced range-bin edges from 0 (first edge) to ``max_range``."""
+    inner = torch.logspace(math.log10(near), math.log10(max_range), n_bins)
+    return torch.cat([torch.zeros(1), inner])
+
+
+def encode(ranges: torch.Tensor, valid: torch.Tensor, max_range: float, n_bins: int,
+           visibility: bool = True) -> torch.Tensor:
+    """``[B, R]`` ranges and returns -> ``[B, 1 (+ 3 n_bins), R]`` network input."""
+    x = [torch.log(ranges.clamp(min=1e-3))[:, None]]
+    if visibility:
+        e = bin_edges(n_bins, max_range)
+        lo, hi = e[:-1][None, :, None], e[1:][None, :, None]
+        r = torch.where(valid, ranges, torch.full_like(ranges, math.inf))[:, None]
+        free = (hi <= r).float()
+        hit = ((lo <= r) & (r < hi)).float()
+        x += [free, hit, 1.0 - free - hit]
+    return torch.cat(x, 1)
+
+
+class CircularConvNet(nn.Module):
+    """Residual dilated circular 1-D convolutions over beams; a segmentation head (anomaly
+    logit) and a reconstruction head (counterfactual range). ``[B, C_in, R] -> [B, R] x 2``."""
+
+    def __init__(self, in_ch: int, hidden: int = 32, kernel: int = 5,
+                 dilations: tuple[int, ...] = (1, 2, 4, 8, 1)):
+        super().__init__()
+        self.inp = nn.Conv1d(in_ch, hidden, 1)
+        self.convs = nn.ModuleList(
+            nn.Conv1d(hidden, hidden, kernel, padding=d * (kernel // 2), dilation=d,
+                      padding_mode="circular") for d in dilations)
+        self.seg = nn.Conv1d(hidden, 1, 1)
+        self.rec = nn.Conv1d(hidden, 1, 1)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.inp(x)
+        for conv in self.convs:
+            h = h + F.gelu(conv(h))
+        return h
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        h = self.features(x)
+        return self.seg(h)[:, 0], self.rec(h)[:, 0], h
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. Defaults: calibrated on CPU for the quick scale (see the notebook)."""
+
+    w_vvcr: float = 0.0
+    w_vicc: float = 0.0
+    visibility: bool = True
+    hidden: int = 24
+    steps: int = 300
+    batch: int = 16
+    lr: float = 3e-3
+    pos_weight: float = 4.0
+    vvcr_target: str = "counterfactual"  # "factual": the mutation (nothing to reconstruct)
+
+
+ABLATIONS = {"seg-only": (0.0, 0.0), "+VVCR": (1.0, 0.0), "+VICC": (0.0, 1.0),
+             "full COVAL": (1.0, 1.0)}
+
+
+def train(data: dict, cfg: TrainConfig, seed: int) -> CircularConvNet:
+    """Train on ``data`` (from ``experiments.scan_data``: inputs, labels, masks, targets)."""
+    torch.manual_seed(seed)  # parameter init; batches come from the seeded generator below
+    g = generator(seed)
+    x_f = data["x_f"] if cfg.visibility else data["x_f"][:, :1]
+    x_cf = data["x_cf"] if cfg.visibility else data["x_cf"][:, :1]
+    net = CircularConvNet(x_f.shape[1], cfg.hidden)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
+    pw = torch.tensor(cfg.pos_weight)
+    target = data["rec_cf"] if cfg.vvcr_target == "counterfactual" else data["rec_f"]
+    n = x_f.shape[0]
+    for _ in range(cfg.steps):
+        idx = torch.randint(0, n, (cfg.batch,), generator=g)
+        logit, rec, h = net(x_f[idx])
+        valid, y = data["valid"][idx], data["label"][idx]
+        loss = F.binary_cross_entropy_with_logits(logit[valid], y[valid].float(),
+                                                  pos_weight=pw)
+        if cfg.w_vvcr:
+            occ = y  # the anomaly's returns: behind them the counterfactual differs
+            if occ.any():
+                loss = loss + cfg.w_vvcr * F.mse_loss(rec[occ], target[idx][occ])
+        if cfg.w_vicc:
+            vis = ~data["shadow"][idx]
+            with torch.no_grad():
+                h_cf = net.features(x_cf[idx])
+            diff = 1.0 - F.cosine_similarity(h, h_cf, dim=1)  # [B, R]
+            loss = loss + cfg.w_vicc * diff[vis].mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    return net.eval()
+
+
+@torch.no_grad()
+def scores(net: CircularConvNet, x: torch.Tensor, visibility: bool = True,
+           chunk: int = 64) -> torch.Tensor:
+    """Anomaly logits ``[B, R]``."""
+    x = x if visibility else x[:, :1]
+    return torch.cat([net(x[i:i + chunk])[0] for i in range(0, x.shape[0], chunk)])
+
+
+def average_precision(score: torch.Tensor, label: torch.Tensor) -> float:
+    """Step-wise AP (as scikit-learn's): sum over positives of precision at their rank."""
+    order = torch.argsort(score, descending=True, stable=True)
+    y = label[order].double()
+    if y.sum() == 0:
+        return math.nan
+    s = score[order]
+    tp = torch.cumsum(y, 0)
+    last = torch.ones_like(y, dtype=torch.bool)  # ties share one threshold: last of each run
+    last[:-1] = s[1:] != s[:-1]
+    tp_t, k_t = tp[last], torch.arange(1, len(y) + 1, dtype=torch.float64)[last]
+    recall = tp_t / tp_t[-1]
+    prev = torch.cat([torch.zeros(1, dtype=torch.float64), recall[:-1]])
+    return float(((recall - prev) * tp_t / k_t).sum())
+
+
+def auroc(score: torch.Tensor, label: torch.Tensor) -> float:
+    """Area under the ROC curve (Mann-Whitney U with tied ranks averaged)."""
+    y = label.bool()
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    s = score.double()
+    order = torch.argsort(s, stable=True)
+    ranks = torch.empty_like(s)
+    ranks[order] = torch.arange(1, len(s) + 1, dtype=torch.float64)
+    uniq, inv = torch.unique(s, return_inverse=True)
+    mean_rank = torch.zeros(len(uniq), dtype=torch.float64).index_add_(0, inv, ranks)
+    mean_rank /= torch.bincount(inv, minlength=len(uniq)).double()
+    return float((mean_rank[inv][y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

@@ -1,0 +1,183 @@
+"""Tests for icml26.coval: scenes, factual/counterfactual scans, inputs, metrics, training,
+claims and their mutations."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import coval
+from icml26.coval import (
+    ANOMALY_LO,
+    MAX_VERTS,
+    COVALConfig,
+    auroc,
+    average_precision,
+    cast_scans,
+    encode,
+    make_scenes,
+)
+
+TINY = COVALConfig(n_beams=64, n_bins=8, n_train=16, n_test=8, hidden=8, steps=3, batch=4,
+                   n_seeds=1)
+
+
+# --------------------------------------------------------------------------- scenes and scans
+def test_scenes_are_deterministic_per_seed_and_hold_one_anomaly():
+    a, b, c = make_scenes(4, 0), make_scenes(4, 0), make_scenes(4, 1)
+    assert torch.equal(a.segments, b.segments) and not torch.equal(a.segments, c.segments)
+    sides = a.segments[:, ANOMALY_LO:ANOMALY_LO + MAX_VERTS]
+    n_sides = (sides[..., :2] != sides[..., 2:]).any(-1).sum(1)
+    assert torch.equal(n_sides, a.n_verts)
+    assert ((a.n_verts >= 6) & (a.n_verts <= 9)).all()  # training shapes
+
+
+def test_held_out_shapes_differ_from_training_shapes():
+    tr, te = coval.TRAIN_SHAPES, coval.TEST_SHAPES
+    assert te.verts[0] >= tr.verts[1] and te.verts[1] > tr.verts[1]  # mostly more vertices
+    assert te.radius[0] < tr.radius[0] and te.radius[1] > tr.radius[1]  # smaller and larger
+
+
+def test_anomaly_returns_lie_inside_its_shadow_and_scans_differ_only_there():
+    s = cast_scans(make_scenes(16, 3, coval.TEST_SHAPES), 256, 20.0)
+    assert s.label.any() and not (s.label & ~s.shadow).any()
+    outside = ~s.shadow
+    assert torch.equal(s.factual[outside], s.counterfactual[outside])  # bit-identical
+    # inside the shadow the background reappears behind the anomaly: strictly farther
+    assert (s.counterfactual[s.label] > s.factual[s.label]).all()
+
+
+def test_jittered_counterfactual_differs_outside_the_shadow():
+    s = cast_scans(make_scenes(4, 3), 128, 20.0, jitter=0.05)
+    assert (s.factual - s.counterfactual)[~s.shadow].abs().max() > 0.01
+
+
+def test_doorway_beams_return_nothing():
+    s = cast_scans(make_scenes(8, 5), 360, 20.0)
+    assert (~s.valid).any(), "each room has a doorway: some beams must escape"
+    assert (s.factual[~s.valid] == 20.0).all()
+
+
+def test_scan_uses_the_kernel_end_to_end_under_triton():
+    """The library's casting through impl="triton" (interpreter on CPU) equals the torch
+    path: the counterfactual construction really goes through the kernel."""
+    sc = make_scenes(2, 7)
+    a = cast_scans(sc, 32, 20.0, impl="torch")
+    b = cast_scans(sc, 32, 20.0, impl="triton")
+    assert torch.equal(a.hit_id, b.hit_id) and torch.equal(a.label, b.label)
+    torch.testing.assert_close(b.factual, a.factual, rtol=0, atol=1e-4)
+    assert torch.equal((b.factual == b.counterfactual)[~b.shadow],
+                       torch.ones_like(b.shadow)[~b.shadow])
+
+
+# --------------------------------------------------------------------------- inputs, metrics
+def test_carving_channels_are_one_hot_per_bin():
+    r = torch.tensor([[0.3, 2.0, 19.0, 20.0]])
+    valid = torch.tensor([[True, True, True, False]])
+    x = encode(r, valid, 20.0, 8)
+    assert x.shape == (1, 1 + 3 * 8, 4)
+    free, hit, unknown = x[0, 1:9], x[0, 9:17], x[0, 17:25]
+    torch.testing.assert_close(free + hit + unknown, torch.ones(8, 4))
+    assert hit[:, :3].sum(0).tolist() == [1, 1, 1] and hit[:, 3].sum() == 0
+    assert free[:, 3].sum() == 8  # no return: the beam carved every bin free
+    assert unknown[:, 0].sum() == 7  # a return in the first bin hides every later one
+    assert encode(r, valid, 20.0, 8, visibility=False).shape == (1, 1, 4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_metrics_match_scikit_learn(seed):
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    g = torch.Generator().manual_seed(seed)
+    y = torch.rand(60, generator=g) < 0.3
+    if not y.any() or y.all():
+        y[0], y[1] = True, False
+    s = torch.randint(0, 6, (60,), generator=g).float()  # many ties
+    assert average_precision(s, y) == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    assert auroc(s, y) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+def test_metrics_of_a_perfect_and_a_reversed_ranking():
+    y = torch.tensor([0, 0, 1, 1]).bool()
+    s = torch.tensor([0.1, 0.2, 0.8, 0.9])
+    assert average_precision(s, y) == 1.0 and auroc(s, y) == 1.0
+    assert auroc(-s, y) == 0.0
+    assert math.isnan(average_precision(s, torch.zeros(4, dtype=torch.bool)))
+
+
+# --------------------------------------------------------------------------- training
+def test_training_is_deterministic_and_losses_change_the_model():
+    data = coval.scan_data(TINY, 0, "train")
+
+    def params(variant):
+        net = coval.train(data, TINY.train_config(variant), 0)
+        return torch.cat([p.detach().flatten() for p in net.parameters()])
+
+    assert torch.equal(params("full COVAL"), params("full COVAL"))
+    assert not torch.equal(params("full COVAL"), params("seg-only"))
+    assert not torch.equal(params("+VVCR"), params("+VICC"))
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="n_beams"):
+        COVALConfig(n_beams=3)
+    with pytest.raises(ValueError, match="vvcr_target"):
+        COVALConfig(vvcr_target="nothing")
+    with pytest.raises(ValueError, match="loss weights"):
+        COVALConfig(w_vicc=-1.0)
+    with pytest.raises(ValueError, match="scale"):
+        coval.config_for("huge")
+
+
+def test_figure_data_tiny(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    scan = coval.figure_scan_data(TINY, 0)
+    assert scan["gap_outside"] == 0.0 and scan["gap_inside"] > 0
+    rows = coval.figure_ablation_data(TINY, 0)
+    assert {r["variant"] for r in rows} == set(coval.VARIANTS)
+    assert all(0 <= r["ap"] <= 1 for r in rows if not math.isnan(r["ap"]))
+    f3 = coval.figure_size_distance_data(TINY, 0, n_bins=2)
+    assert {r["axis"] for r in f3} == {"size", "distance"}
+
+
+# --------------------------------------------------------------------------- claims
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_claims_at_quick_scale(seed):
+    """counterfactual_exact must hold; visibility_informative is binding and expected, but
+    it does not reproduce on every seed (the paper is blocked on it: see the notebook), so
+    this test checks the contract and the exact claim, and records the others honestly."""
+    out = {c.name: c for c in coval.claims(seed)}
+    assert set(out) == {"counterfactual_exact", "visibility_informative", "coval_gain"}
+    assert out["counterfactual_exact"].expected and out["counterfactual_exact"].holds
+    assert out["visibility_informative"].expected  # binding
+    assert not out["coval_gain"].expected  # reported
+    assert all(not math.isnan(c.measured) for c in out.values())
+
+
+def test_mutation_jittered_counterfactual_breaks_exactness(tmp_path, monkeypatch):
+    """Mutation: cast the counterfactual from a moved sensor (5 cm): the scans then differ
+    outside the shadow and counterfactual_exact must FAIL (not a near miss)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    good = {c.name: c for c in coval.claims_for(TINY, 0)}
+    assert good["counterfactual_exact"].holds
+    bad = {c.name: c for c in coval.claims_for(replace(TINY, jitter=0.05), 0)}
+    assert bad["counterfactual_exact"].expected and not bad["counterfactual_exact"].holds
+    assert bad["counterfactual_exact"].measured > 0.01
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("diverged")
+
+    monkeypatch.setattr(importlib.import_module("icml26.coval.claims"), "replicate", boom)
+    out = coval.claims_for(TINY, 0)
+    assert len(out) == 3 and all(math.isnan(c.measured) and not c.holds for c in out)
+    assert "diverged" in out[0].note
