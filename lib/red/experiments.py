@@ -1,0 +1,262 @@
+"""Scales, the cached teacher and students, and the data of the figures.
+
+The teacher (``TinyLM``, d=128, 4 layers) is trained once (training seed ``teacher_seed``) on
+pydoc text plus 1-3 hop chains with Adam and no weight decay, and cached: the same teacher for
+every claim seed. Per seed, each initialisation's projection is drawn from that seed and the
+student is distilled on generic text only (KL to the teacher's next-character distribution)
+for the same steps and data; it is evaluated at ``checkpoints`` (eRank per layer, held-out
+perplexity, 1-3 hop accuracy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import config_for as _pick
+from icml26.red.corpus import (
+    MAX_HOPS,
+    PROMPT_LEN,
+    SYMBOL0,
+    SYMBOLS,
+    VOCAB,
+    hop_sequences,
+    mixed_hop_batch,
+    text_split,
+    text_windows,
+)
+from icml26.red.student import (
+    INITS,
+    ProjectedStudent,
+    channel_energy,
+    condition_number,
+    erank,
+    init_projection,
+)
+from icml26.tinylm import LMConfig, TinyLM, masked_ce, one_cycle
+
+PAPER = "red"
+CACHE_VERSION = 1
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "red_teacher.pt"
+
+
+@dataclass(frozen=True)
+class RedConfig:
+    d_model: int = 128  # the spec's teacher width
+    n_layers: int = 4  # the spec's teacher depth
+    n_heads: int = 4
+    n_ctx: int = 64
+    d_small: int = 64  # student width d' (d'/d = 1/2, the spec's probe)
+    teacher_steps: int = 1500
+    teacher_lr: float = 3e-3
+    teacher_seed: int = 0
+    text_batch: int = 16
+    text_len: int = 64
+    hop_batch: int = 64
+    distill_steps: int = 100
+    distill_lr: float = 3e-3
+    distill_batch: int = 8
+    checkpoints: int = 4  # evaluations during distillation (plus the init)
+    eval_windows: int = 48  # held-out text windows (perplexity, eRank)
+    eval_hops: int = 400  # hop prompts per hop count
+    inits: tuple[str, ...] = INITS
+
+    def validate(self) -> None:
+        for name in ("d_model", "n_layers", "n_heads", "teacher_steps", "distill_steps",
+                     "text_batch", "hop_batch", "distill_batch", "eval_windows",
+                     "eval_hops", "checkpoints"):
+            check_int(name, getattr(self, name), 1)
+        check_int("d_small", self.d_small, 1, self.d_model)
+        check_int("text_len", self.text_len, 2, self.n_ctx)
+        for init in self.inits:
+            check_choice("init", init, INITS)
+
+    def lm(self) -> LMConfig:
+        return LMConfig(vocab=VOCAB, n_ctx=self.n_ctx, d_model=self.d_model,
+                        n_layers=self.n_layers, n_heads=self.n_heads)
+
+    def teacher_key(self) -> dict:
+        keys = ("d_model", "n_layers", "n_heads", "n_ctx", "teacher_steps", "teacher_lr",
+                "teacher_seed", "text_batch", "text_len", "hop_batch")
+        return {k: getattr(self, k) for k in keys}
+
+
+SCALES = {
+    "quick": RedConfig(),
+    "paper": RedConfig(teacher_steps=6000, distill_steps=1000, distill_batch=16,
+                       eval_windows=128, eval_hops=2000),
+}
+
+
+def config_for(scale: str) -> RedConfig:
+    return _pick(SCALES, scale)
+
+
+# --------------------------------------------------------------------------- teacher
+def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None) -> dict:
+    """Train the teacher on text + hop chains; returns its ``state_dict``."""
+    cfg.validate()
+    torch.manual_seed(cfg.teacher_seed)
+    model = TinyLM(cfg.lm())
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.teacher_lr)  # no weight decay
+    sched = one_cycle(opt, cfg.teacher_steps, cfg.teacher_lr)
+    gen, (train, _) = generator(cfg.teacher_seed), text_split()
+    for step in range(cfg.teacher_steps):
+        w = text_windows(train, cfg.text_batch, cfg.text_len + 1, gen)
+        logits, _ = model(w[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
+        seq, mask = mixed_hop_batch(cfg.hop_batch, gen)
+        logits, _ = model(seq[:, :-1])
+        loss = loss + masked_ce(logits, seq[:, 1:], mask)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if progress is not None:
+            progress(step)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def shipped_teacher(cfg: RedConfig) -> dict | None:
+    """The quick-scale teacher's weights shipped with the package (fp16, ``train_teacher``'s
+    output for ``SCALES["quick"]``: 1500 steps take ~5 min of one CPU core), else None."""
+    if cfg.teacher_key() != SCALES["quick"].teacher_key() or not SHIPPED.exists():
+        return None
+    state = torch.load(SHIPPED, weights_only=True)
+    return {k: v.float() for k, v in state.items()}
+
+
+def trained_teacher(cfg: RedConfig, progress=None, use_shipped: bool = True) -> TinyLM:
+    """The teacher of ``cfg``: the shipped weights at quick scale, else trained and cached."""
+    state = shipped_teacher(cfg) if use_shipped else None
+    if state is None:
+        state = cached(PAPER, "teacher", cfg.teacher_key(), cfg.teacher_seed, CACHE_VERSION,
+                       lambda: train_teacher(cfg, progress))
+    model = TinyLM(cfg.lm())
+    model.load_state_dict(state)
+    return model.eval()
+
+
+# --------------------------------------------------------------------------- evaluation
+def eval_windows(cfg: RedConfig) -> torch.Tensor:
+    """Held-out text windows ``[eval_windows, text_len + 1]`` (fixed, seed-independent)."""
+    return text_windows(text_split()[1], cfg.eval_windows, cfg.text_len + 1, generator(12345))
+
+
+@torch.no_grad()
+def hop_accuracy(model, hops: int, n: int, seed: int = 777) -> float:
+    """Exact match of the last symbol of the greedily written ``hops``-hop chain (chance
+    ``1 / SYMBOLS``)."""
+    seq = hop_sequences(n, hops, generator(seed))
+    x = seq[:, :PROMPT_LEN]
+    for _ in range(hops):  # constrained to the symbols: a text-distilled student may prefer
+        logits, _ = model(x)  # characters, which would score below chance
+        pick = logits[:, -1, SYMBOL0:SYMBOL0 + SYMBOLS].argmax(-1, keepdim=True) + SYMBOL0
+        x = torch.cat([x, pick], 1)
+    return float((x[:, -1] == seq[:, -1]).float().mean())
+
+
+@torch.no_grad()
+def evaluate(model, cfg: RedConfig) -> dict:
+    """Held-out perplexity, eRank of every layer's residual stream, 1-3 hop accuracy."""
+    w = eval_windows(cfg)
+    logits, hidden = model(w[:, :-1])
+    nll = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
+    out = {"ppl": float(torch.exp(nll)), "erank": [erank(h) for h in hidden]}
+    for h in range(1, MAX_HOPS + 1):
+        out[f"acc{h}"] = hop_accuracy(model, h, cfg.eval_hops)
+    return out
+
+
+@torch.no_grad()
+def teacher_stats(cfg: RedConfig, progress=None) -> dict:
+    """The teacher's evaluation and activation statistics: per layer, channel RMS sorted
+    (the outlier check: max / median RMS, excess kurtosis of the channel energies) and the
+    channel energy ``E[h^2]`` that RED selects by."""
+    teacher = trained_teacher(cfg, progress)
+    w = eval_windows(cfg)
+    _, hidden = teacher(w[:, :-1])
+    rms = [(h.reshape(-1, cfg.d_model) ** 2).mean(0).sqrt() for h in hidden]
+    layers = []
+    for r in rms:
+        e = r ** 2
+        kurt = float(((e - e.mean()) ** 4).mean() / e.var(unbiased=False) ** 2 - 3)
+        layers.append({"rms_sorted": r.sort(descending=True).values,
+                       "outlier_ratio": float(r.max() / r.median()), "energy_kurtosis": kurt})
+    return {**evaluate(teacher, cfg), "layers": layers, "energy": teacher_energy(cfg)}
+
+
+@torch.no_grad()
+def teacher_energy(cfg: RedConfig) -> torch.Tensor:
+    """``E[h^2]`` per channel of the teacher's residual streams (summed over layers) on
+    calibration windows of the training text: what RED selects by."""
+    calib = text_windows(text_split()[0], cfg.eval_windows, cfg.text_len, generator(54321))
+    return channel_energy(trained_teacher(cfg)(calib)[1])
+
+
+# --------------------------------------------------------------------------- students
+def projection(cfg: RedConfig, init: str, seed: int,
+               energy: torch.Tensor | None = None) -> torch.Tensor:
+    """The initial ``P [d, d']`` of ``init`` for claim seed ``seed`` (``energy``: the
+    teacher's ``E[h^2]`` per channel, computed when ``None`` and needed)."""
+    if init == "red" and energy is None:
+        energy = teacher_energy(cfg)
+    gen = generator(1000 * seed + INITS.index(init))
+    return init_projection(init, cfg.d_model, cfg.d_small, energy, gen)
+
+
+def distill(cfg: RedConfig, seed: int, inits=None, progress=None) -> dict:
+    """Distil one student per init in ``inits`` on generic text only, in lockstep on the same
+    batches (the teacher's targets computed once per step); evaluations at checkpoints.
+    Returns ``{init: {"p0_singular", "cond", "curve": [{"step", "ppl", "erank", "acc1",
+    ...}]}}``."""
+    cfg.validate()
+    inits = cfg.inits if inits is None else tuple(inits)
+    teacher = trained_teacher(cfg)
+    energy = teacher_energy(cfg) if "red" in inits else None
+    p0 = {i: projection(cfg, i, seed, energy) for i in inits}
+    students = {i: ProjectedStudent(teacher, p0[i]) for i in inits}
+    opts = {i: torch.optim.Adam(s.parameters(), lr=cfg.distill_lr) for i, s in students.items()}
+    scheds = {i: one_cycle(o, cfg.distill_steps, cfg.distill_lr) for i, o in opts.items()}
+    gen, train = generator(seed), text_split()[0]
+    marks = {round(cfg.distill_steps * (k + 1) / cfg.checkpoints) for k in range(cfg.checkpoints)}
+    curves = {i: [{"step": 0, **evaluate(s, cfg)}] for i, s in students.items()}
+    for step in range(1, cfg.distill_steps + 1):
+        w = text_windows(train, cfg.distill_batch, cfg.text_len, gen)
+        with torch.no_grad():
+            target = F.log_softmax(teacher(w)[0], -1)
+        for i, student in students.items():
+            logp = F.log_softmax(student(w)[0], -1)
+            loss = F.kl_div(logp, target, log_target=True, reduction="none").sum(-1).mean()
+            opts[i].zero_grad()
+            loss.backward()
+            opts[i].step()
+            scheds[i].step()
+            if step in marks:
+                curves[i].append({"step": step, **evaluate(student, cfg)})
+        if progress is not None:
+            progress(step)
+    return {i: {"p0_singular": torch.linalg.svdvals(p0[i]), "cond": condition_number(p0[i]),
+                "curve": curves[i]} for i in inits}
+
+
+def distilled(cfg: RedConfig, seed: int, progress=None) -> dict:
+    """Every init of ``cfg.inits`` distilled for claim seed ``seed`` (cached together)."""
+    return cached(PAPER, "students", cfg, seed, CACHE_VERSION,
+                  lambda: distill(cfg, seed, progress=progress))
+
+
+def figure_data(cfg: RedConfig, seed: int, progress=None) -> dict:
+    """Everything the figures and claims read: the teacher's stats and every student's."""
+    return {"teacher": teacher_stats(cfg), "students": distilled(cfg, seed, progress)}
+
+
+def with_overrides(cfg: RedConfig, **kw) -> RedConfig:
+    out = replace(cfg, **kw)
+    out.validate()
+    return out

@@ -1,0 +1,222 @@
+"""Tests for icml26.red: data, projections, the projected student, eRank, training, claims."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icml26 import red
+from icml26.red import corpus
+from icml26.red.experiments import RedConfig
+from icml26.tinylm import TinyLM
+
+TINY = RedConfig(d_model=16, n_layers=2, n_heads=2, n_ctx=24, d_small=8, teacher_steps=3,
+                 text_batch=2, text_len=16, hop_batch=4, distill_steps=2, distill_batch=2,
+                 checkpoints=1, eval_windows=2, eval_hops=4)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def tiny_teacher(seed=0):
+    torch.manual_seed(seed)
+    return TinyLM(TINY.lm()).eval()
+
+
+# --------------------------------------------------------------------------- data
+def test_text_round_trips_and_splits():
+    text = "def f(x):\n    return x  # ok"
+    assert red.decode(red.encode(text).tolist()) == text
+    assert red.decode(red.encode("café").tolist()) == "caf?"
+    train, held = red.text_split()
+    assert len(train) > 300_000 and len(held) > 10_000 and int(train.max()) < len(corpus.CHARS)
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_hop_sequences_follow_the_permutation(hops):
+    seq = red.hop_sequences(32, hops, gen())
+    assert seq.shape == (32, corpus.PROMPT_LEN + hops)
+    assert (seq[:, 0] == corpus.HOP).all() and (seq[:, 1] == corpus.HOPS0 + hops - 1).all()
+    perm = seq[:, 2:2 + corpus.SYMBOLS] - corpus.SYMBOL0
+    x = seq[:, 2 + corpus.SYMBOLS] - corpus.SYMBOL0
+    assert (seq[:, corpus.PROMPT_LEN - 1] == corpus.SEP).all()
+    for k in range(hops):
+        x = perm[torch.arange(32), x]
+        assert torch.equal(x + corpus.SYMBOL0, seq[:, corpus.PROMPT_LEN + k])
+
+
+def test_mixed_hop_batch_masks_exactly_the_chain():
+    seq, mask = corpus.mixed_hop_batch(64, gen(1))
+    targets = seq[:, 1:]
+    assert mask.sum(1).min() >= 1 and mask.sum(1).max() <= red.MAX_HOPS
+    chain = targets[mask]
+    assert ((chain >= corpus.SYMBOL0) & (chain < corpus.SYMBOL0 + corpus.SYMBOLS)).all()
+    hops = seq[:, 1] - corpus.HOPS0 + 1
+    assert torch.equal(mask.sum(1), hops)
+
+
+# --------------------------------------------------------------------------- projections
+def test_erank_of_known_spectra():
+    assert red.erank(torch.eye(6)) == pytest.approx(6.0)
+    assert red.erank(torch.ones(10, 4)) == pytest.approx(1.0, abs=1e-6)
+    h = torch.diag(torch.tensor([3.0, 1.0]))
+    p = torch.tensor([0.75, 0.25])
+    assert red.erank(h) == pytest.approx(math.exp(-(p * p.log()).sum()))
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), d_small=st.integers(1, 16))
+def test_selections_have_unit_singular_values_and_pick_channels(seed, d_small):
+    energy = torch.rand(16, generator=gen(seed))
+    for init in ("red", "random_select", "orthogonal"):
+        p = red.init_projection(init, 16, d_small, energy, gen(seed))
+        torch.testing.assert_close(torch.linalg.svdvals(p), torch.ones(d_small))
+    p = red.init_projection("red", 16, d_small, energy, gen(seed))
+    chosen = p.argmax(0)
+    assert set(chosen.tolist()) == set(energy.topk(d_small).indices.tolist())
+
+
+def test_gaussian_projection_is_ill_conditioned_as_marchenko_pastur():
+    conds = [red.condition_number(red.init_projection("gaussian", 128, 64, None, gen(s)))
+             for s in range(20)]
+    edge = (1 + 0.5 ** 0.5) / (1 - 0.5 ** 0.5)  # 5.83
+    assert 0.7 * edge < sorted(conds)[10] < 1.3 * edge
+
+
+def test_bad_projection_arguments_raise():
+    with pytest.raises(ValueError, match="init"):
+        red.init_projection("svd", 16, 8, None, gen())
+    with pytest.raises(ValueError, match="energy"):
+        red.init_projection("red", 16, 8, None, gen())
+    with pytest.raises(ValueError, match="d_small"):
+        red.init_projection("gaussian", 16, 17, None, gen())
+    with pytest.raises(ValueError, match="rows"):
+        red.ProjectedStudent(tiny_teacher(), torch.eye(8))
+
+
+# --------------------------------------------------------------------------- student
+def test_full_width_student_is_the_teacher():
+    teacher = tiny_teacher()
+    idx = torch.randint(red.VOCAB, (3, 12), generator=gen())
+    with torch.no_grad():
+        for b in teacher.blocks:  # non-trivial LayerNorm affines, folded by the student
+            b.ln1.weight.uniform_(0.5, 1.5)
+            b.ln2.bias.uniform_(-0.2, 0.2)
+        logits, hidden = teacher(idx)
+        s_logits, s_hidden = red.ProjectedStudent(teacher, torch.eye(16))(idx)
+    torch.testing.assert_close(s_logits, logits, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(s_hidden[-1], hidden[-1], atol=1e-5, rtol=1e-4)
+
+
+def test_selected_student_streams_are_the_selected_channels_at_the_embedding():
+    teacher = tiny_teacher()
+    p = red.selection(torch.tensor([1, 4, 9]), 16)
+    student = red.ProjectedStudent(teacher, p)
+    idx = torch.randint(red.VOCAB, (1, 5), generator=gen())
+    emb = teacher.tok(idx) + teacher.pos(torch.arange(5))
+    torch.testing.assert_close((student.tok[idx] + student.pos[:5]) @ student.proj["emb"],
+                               emb[..., [1, 4, 9]])
+    assert all(not b.requires_grad for b in student.buffers())
+    assert len(student.proj) == 2 + 4 * TINY.n_layers
+
+
+# --------------------------------------------------------------------------- training
+def test_teacher_training_runs_and_is_deterministic():
+    first, again = red.train_teacher(TINY), red.train_teacher(TINY)
+    assert all(torch.equal(first[k], again[k]) for k in first)
+
+
+def test_distillation_trains_only_projections_and_reports_every_init(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    out = red.distilled(TINY, seed=0)
+    assert set(out) == set(red.INITS)
+    for init, r in out.items():
+        assert [c["step"] for c in r["curve"]] == [0, TINY.distill_steps]
+        last = r["curve"][-1]
+        assert len(last["erank"]) == TINY.n_layers and last["ppl"] > 1
+        assert 0 <= last["acc3"] <= 1
+        if init != "gaussian":
+            assert r["cond"] == pytest.approx(1.0, abs=1e-4)
+    assert red.distilled(TINY, seed=0)["red"]["curve"] == out["red"]["curve"]  # cached
+
+
+def test_configs_are_validated():
+    with pytest.raises(ValueError, match="scale"):
+        red.config_for("huge")
+    with pytest.raises(ValueError, match="d_small"):
+        RedConfig(d_small=200).validate()
+    with pytest.raises(ValueError, match="init"):
+        RedConfig(inits=("gaussian", "pca")).validate()
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("no teacher")
+
+    monkeypatch.setattr(importlib.import_module("icml26.red.claims"), "figure_data", boom)
+    out = red.claims_for(TINY, 0)
+    assert [c.name for c in out] == list(red.CLAIM_SPECS)
+    assert all(math.isnan(c.measured) and not c.holds for c in out)
+
+
+# --------------------------------------------------------------------------- claims
+# The binding claim the paper is blocked on, on both CI seeds (the teacher is shared, so it fails
+# on every seed; evidence for seeds 0-6 in benchmarks/red_seeds.csv). Strict: if it starts to
+# pass, this test fails and the registry's status is revisited.
+BLOCKED_ON = {0: red.BLOCKING["teacher_outliers"], 1: red.BLOCKING["teacher_outliers"]}
+
+
+def test_registry_status_matches_the_blocked_seeds():
+    from icml26 import papers
+
+    status = papers.get("red").status
+    assert status == ("blocked" if BLOCKED_ON else "reproduced"), status
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold_except_the_blocking_one(seed):
+    out = red.claims(seed)
+    bad = [(c.name, c.measured) for c in out
+           if c.expected and not c.holds and c.name not in red.BLOCKING]
+    assert not bad, bad
+    blocked = [c for c in out if c.name in red.BLOCKING]
+    assert all(not c.holds for c in blocked) == (seed in BLOCKED_ON), blocked
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured: without outlier channels in the teacher, a "
+                   "random channel selection keeps as much eRank as RED (1.15-1.26x Gaussian), "
+                   "so this mutation does not fail erank_preserved here")
+def test_mutation_random_selection_fails_erank_preserved():
+    out = {c.name: c for c in red.claims_for(red.config_for("quick"), 0,
+                                             red_init="random_select")}
+    assert not out["erank_preserved"].holds, out["erank_preserved"].note
+
+
+@pytest.mark.slow
+def test_mutation_random_selection_keeps_no_outlier_advantage():
+    """What the mutation does show: RED's eRank edge over a random selection is nil here."""
+    data = red.figure_data(red.config_for("quick"), 0)["students"]
+    red_e, rnd_e = (data[i]["curve"][-1]["erank"] for i in ("red", "random_select"))
+    assert min(r / x for r, x in zip(red_e, rnd_e)) < 1.05
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_activation_aware_selection_keeps_the_most_energy(seed):
+    """RED's selection keeps the largest E||h P||^2 of any d'-channel selection (here: more
+    than 20 random ones), whatever the spectrum."""
+    g = gen(seed)
+    h = torch.randn(256, 32, generator=g) * torch.exp(torch.randn(32, generator=g))
+    energy = (h ** 2).mean(0)
+    kept = float(((h @ red.init_projection("red", 32, 8, energy, g)) ** 2).mean(0).sum())
+    for s in range(20):
+        p = red.init_projection("random_select", 32, 8, None, gen(s))
+        assert kept >= float(((h @ p) ** 2).mean(0).sum()) - 1e-4
