@@ -32,14 +32,22 @@ echo "cache: $ICML26_CACHE"
 say "ruff"
 .venv/bin/ruff check lib kernels dashboards tests benchmarks
 
-say "pytest: lib, kernels (Triton interpreter), dashboards, browser"
-.venv/bin/python -m pytest tests --ui -p no:cacheprovider --durations=25 \
+# One pytest worker per core (pytest-xdist, work stealing: the long claim tests do not queue
+# behind each other), one torch thread each; entries of the shared cache are computed once
+# (the cache's lock files), so parallel workers never repeat a training.
+say "pytest: lib, kernels (Triton interpreter), dashboards ($(nproc) workers)"
+OMP_NUM_THREADS=1 .venv/bin/python -m pytest tests -n "${TEST_WORKERS:-$(nproc)}" \
+  --dist worksteal -p no:cacheprovider --durations=25 --ignore=tests/ui ${PYTEST_ARGS:-}
+
+# Browser tests one at a time: they share one app server and time what the user sees.
+say "pytest: browser (Chromium)"
+.venv/bin/python -m pytest tests/ui --ui -p no:cacheprovider --durations=10 \
   --ignore=tests/ui/test_report.py ${PYTEST_ARGS:-}
 
 # Every built paper's notebook, executed at quick scale (a failing cell fails the run), as the
 # static report; then the report in Chromium from file://, offline.
 say "notebooks -> static report (icml26 report)"
-.venv/bin/icml26 report --out "$ICML26_CACHE/site"
+.venv/bin/icml26 report --out "$ICML26_CACHE/site" --workers "${TEST_WORKERS:-$(nproc)}"
 
 say "the report in Chromium, offline"
 ICML26_REPORT="$ICML26_CACHE/site" .venv/bin/python -m pytest tests/ui/test_report.py --ui \

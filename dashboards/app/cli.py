@@ -142,7 +142,12 @@ def _report(args: argparse.Namespace) -> int:
 
     os.environ.setdefault("ICML26_SCALE", "quick")
     out = Path(args.out)
-    pages = report.build(out, args.papers or None)
+    try:
+        pages = report.build(out, args.papers or None, workers=args.workers,
+                             scheduler=args.scheduler)
+    except ValueError as e:  # an unreachable scheduler, --workers < 1
+        print(f"icml26 report: {e}", file=sys.stderr)
+        return 2
     for p in pages:
         print(f"{p.slug:18s} {'ok' if p.ok else 'FAILED':6s} {p.seconds:6.1f} s  "
               f"{p.held or p.error[:100]}", file=sys.stderr)
@@ -197,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="execute the notebooks and write a static site (offline)")
     r.add_argument("--out", default="site", help="folder of the site (default: site)")
     r.add_argument("--papers", nargs="*", help="papers to include (default: every built one)")
+    r.add_argument("--workers", type=int, default=1,
+                   help="execute the notebooks on a Dask LocalCluster of this many processes "
+                        "(default 1: one after another, no cluster)")
+    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="execute them on an existing Dask scheduler (tcp://host:8786)")
     r.set_defaults(func=_report)
     ls = sub.add_parser("list", help="list the 19 papers and their status")
     ls.set_defaults(func=_list)

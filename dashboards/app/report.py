@@ -122,37 +122,79 @@ def to_html(nb, title: str) -> tuple[str, set[str]]:
     return text, used
 
 
-def build(out: Path, slugs: list[str] | None = None, progress: bool = True) -> list[PaperPage]:
-    """Write ``out/index.html`` and one page per built paper; returns what happened."""
+def executed(slug: str) -> tuple[object, str, float]:
+    """``(notebook or None, error text, seconds)`` of executing ``slug``'s notebook (one task:
+    runs in this process or on a Dask worker)."""
+    start = time.perf_counter()
+    try:
+        return execute(slug), "", time.perf_counter() - start
+    except Exception as e:  # noqa: BLE001 - one failed notebook must not stop the others
+        return None, f"{type(e).__name__}: {e}", time.perf_counter() - start
+
+
+def build(out: Path, slugs: list[str] | None = None, progress: bool = True,
+          workers: int = 1, scheduler: str | None = None) -> list[PaperPage]:
+    """Write ``out/index.html`` and one page per built paper; returns what happened.
+
+    The notebooks execute one after another here, or as tasks on Dask when ``workers > 1``
+    (a LocalCluster of that many processes) or a ``scheduler`` address is given; the pages
+    are written here either way."""
     import nbformat
     from tqdm.auto import tqdm
 
+    if workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
     out.mkdir(parents=True, exist_ok=True)
     chosen = [papers.get(s) for s in slugs] if slugs else papers.built()
+    bar = tqdm(total=len(chosen), desc="notebooks", disable=not progress)
+    runs = {}
+    for slug, run in _executions([p.slug for p in chosen], workers, scheduler):
+        runs[slug] = run
+        bar.update()
+    bar.close()
     pages, used = [], set()
-    for paper in tqdm(chosen, desc="notebooks", disable=not progress):
-        start = time.perf_counter()
+    for paper in chosen:
+        nb, error, seconds = runs[paper.slug]
+        result = PaperPage(paper.slug, nb is not None, seconds, error=error)
         try:
-            nb = execute(paper.slug)
-            _explorer_note(nb, paper.slug)
-            nbformat.write(nb, out / f"{paper.slug}.ipynb")  # the executed notebook too
-            text_page, refs = to_html(nb, paper.title)
-            used |= refs
-            result = PaperPage(paper.slug, True, time.perf_counter() - start)
-        except Exception as e:  # noqa: BLE001 - one failed notebook must not stop the others
-            text = f"{type(e).__name__}: {e}"
+            if nb is not None:
+                _explorer_note(nb, paper.slug)
+                nbformat.write(nb, out / f"{paper.slug}.ipynb")  # the executed notebook too
+                text_page, refs = to_html(nb, paper.title)
+                used |= refs
+                result.held = _held(paper)
+        except Exception as e:  # noqa: BLE001 - one failed page must not stop the others
+            result.ok, result.error = False, f"{type(e).__name__}: {e}"
+        if not result.ok:
             text_page = plain_page(paper.title, (
                 f"<p><a href='index.html'>&larr; all papers</a></p>"
                 f"<h1>{html.escape(paper.title)}</h1><p class='failed'>The notebook failed:"
-                f"</p><pre>{html.escape(text[-5000:])}</pre>"))
-            result = PaperPage(paper.slug, False, time.perf_counter() - start, error=text)
-        if result.ok:
-            result.held = _held(paper)
+                f"</p><pre>{html.escape(result.error[-5000:])}</pre>"))
         (out / f"{paper.slug}.html").write_text(text_page)
         pages.append(result)
     _copy_static(out, used)
     (out / "index.html").write_text(index_page(pages))
     return pages
+
+
+def _executions(slugs: list[str], workers: int, scheduler: str | None):
+    """``(slug, executed(slug))`` as each notebook finishes."""
+    if workers <= 1 and not scheduler:
+        for slug in slugs:
+            yield slug, executed(slug)
+        return
+    from distributed import as_completed
+
+    from icml26 import sweep
+
+    client = sweep.connect(workers=workers, scheduler=scheduler, dashboard=None)
+    try:
+        futures = {client.submit(executed, slug, key=f"notebook-{slug}", pure=False): slug
+                   for slug in slugs}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        sweep.close(client)
 
 
 def _held(paper) -> str:

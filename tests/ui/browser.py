@@ -253,6 +253,45 @@ def serve_in_thread(apps: dict, port: int | None = None):
     return server, port
 
 
+class ServedApps:
+    """``all_apps()`` served by a separate Python process, as ``icml26 serve`` runs for a user:
+    the server's threads never share a GIL with the test process (Playwright, earlier tests'
+    leftovers), so what the tests time is the server's own behaviour. ``url``; ``stop()``."""
+
+    def __init__(self, log_path: str, timeout_s: float = 120.0):
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        self._log = open(log_path, "w")  # noqa: SIM115 - closed in stop()
+        script = Path(__file__).with_name("serve_apps.py")
+        self._proc = subprocess.Popen([sys.executable, str(script), str(port)],
+                                      stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.time() + timeout_s
+        while time.time() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"the app server exited ({self._proc.returncode}); "
+                                   f"see {log_path}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the app server did not listen within {timeout_s:.0f} s; "
+                           f"see {log_path}")
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001 - a server that ignores SIGTERM is killed
+            self._proc.kill()
+        self._log.close()
+
+
 def all_apps() -> dict:
     """Routes of ``icml26 serve`` plus ``/trivial`` (the latency yardstick) and ``/slow_run``
     (a Run of known length)."""

@@ -41,12 +41,14 @@ def page(browser):
 
 
 @pytest.fixture(scope="session")
-def app_server():
-    """Every reproduced paper's app, the index and the trivial yardstick on one server."""
-    from browser import all_apps, serve_in_thread
+def app_server(tmp_path_factory):
+    """Every reproduced paper's app, the index and the trivial yardstick on one server, in its
+    own process (its log: ``app_server.log`` in pytest's temporary folder)."""
+    from browser import ServedApps
 
-    server, port = serve_in_thread(all_apps())
-    yield f"http://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("server") / "app_server.log"
+    server = ServedApps(str(log))
+    yield server.url
     server.stop()
 
 
