@@ -1,0 +1,311 @@
+"""The experiments of ``grids``: scales, the cached encoder, token-policy training and the data
+behind the figures.
+
+F1 contact-point error vs K (log x) for every method; F2 analytic head FLOPs vs K; F3 GridS's
+predicted coordinates over test images.  The encoder is pretrained once per seed with all
+tokens (a dense contact readout plus the attention-pooled global readout), frozen, and every
+policy's head is trained on its cached features.  Every random draw comes from a generator
+seeded from ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import torch
+import torch.nn.functional as F
+
+from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import config_for as preset
+from icml26.grids.models import METHODS, Encoder, TokenPolicy, head_flops
+from icml26.grids.scenes import SceneConfig, action_errors, action_targets, make_scenes
+
+PAPER = "grids"
+CACHE_VERSION = 1
+SCOUT_INPUTS = ("map", "mean")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """GridS's knobs (the authors' ``ActiveTokenSampler`` defaults where they exist)."""
+
+    coord_embed: bool = True  # the code's optional coordinate embedding, on
+    temperature: float = 1.0  # sigmoid(z / T); 1 = the code's plain sigmoid
+    margin: float = 0.0  # the code's optional coordinate margin, off
+    noise_scale: float = 0.1  # exploration noise on the pooled feature (code: 0.1)
+    probes: int = 4  # noisy probes averaged during training
+    init_grid: bool = True  # the scout starts with its points on a grid
+    scout_input: str = "map"  # "map": the encoder's attention-pooled feature; "mean": the
+    # code's LayerNorm + mean-pool of the map (stalls here: see the notebook)
+    round_coords: bool = False  # the mutation: nearest-neighbour sampling, no coordinate grad
+
+    def validate(self) -> None:
+        check_choice("scout_input", self.scout_input, SCOUT_INPUTS)
+        check_int("probes", self.probes, 1, 64)
+        if not 0.05 <= self.temperature <= 20:
+            raise ValueError(f"temperature must be in [0.05, 20], got {self.temperature}")
+        if not 0 <= self.margin < 0.5:
+            raise ValueError(f"margin must be in [0, 0.5), got {self.margin}")
+        if not 0 <= self.noise_scale <= 2:
+            raise ValueError(f"noise_scale must be in [0, 2], got {self.noise_scale}")
+
+
+@dataclass(frozen=True)
+class GridsConfig:
+    """One scale of the experiments; quick defaults fit CI's claims budget."""
+
+    scene: SceneConfig = field(default_factory=SceneConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    n_train: int = 1536
+    n_test: int = 512
+    channels: int = 32  # token width (the map is [16, 16, 32]: 256 tokens)
+    d_model: int = 32  # head width
+    pretrain_steps: int = 400
+    head_steps: int = 400
+    full_steps: int = 3000  # the 256-token head (all_tokens="head"): 0.17 s/step on CPU
+    all_tokens: str = "readout"  # the all-tokens reference: "readout" = the encoder's
+    # pretraining readout over all 256 tokens; "head" = the transformer head over 256 tokens
+    # (300 steps had not learned the position: 15 px, so quick scale uses the readout)
+    batch: int = 64
+    lr: float = 3e-3
+    ks: tuple[int, ...] = (16, 4)  # F1's K grid below 256 (spec: 64, 16, 4; quick drops 64)
+    figure_methods: tuple[str, ...] = ("grids", "topk", "avgpool", "random")
+    success_px: float = 2.0  # success = contact-point error < 2 px (spec)
+
+    def validate(self) -> None:
+        self.scene.validate()
+        self.policy.validate()
+        check_int("n_train", self.n_train, 16)
+        check_int("n_test", self.n_test, 16)
+        check_int("head_steps", self.head_steps, 1)
+        check_choice("all_tokens", self.all_tokens, ("readout", "head"))
+        for k in self.ks:
+            check_int("k", k, 1, (self.scene.size // 4) ** 2)
+        for m in self.figure_methods:
+            check_choice("method", m, METHODS)
+
+
+SCALES = {
+    "quick": GridsConfig(),
+    "paper": GridsConfig(n_train=8192, n_test=2048, pretrain_steps=2000, head_steps=3000,
+                         all_tokens="head", ks=(64, 16, 4)),
+}
+
+
+def config_for(scale: str) -> GridsConfig:
+    return preset(SCALES, scale)
+
+
+# --------------------------------------------------------------------------- data + encoder
+def scenes(cfg: GridsConfig, seed: int) -> dict:
+    """Train and test scenes of ``seed`` (a pure function of the config and the seed)."""
+    g = generator(seed)
+    img, act = make_scenes(cfg.scene, cfg.n_train + cfg.n_test, g)
+    return {"img": img, "act": act, "tgt": action_targets(act, cfg.scene.size),
+            "n_train": cfg.n_train}
+
+
+def loss_fn(pred: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    """Squared error with the contact point in units of 4 px (one token) and (cos, sin)."""
+    return ((((pred[:, :2] - tgt[:, :2]) * 16) ** 2).sum(1).mean()
+            + ((pred[:, 2:] - tgt[:, 2:]) ** 2).sum(1).mean())
+
+
+def make_readout(cfg: GridsConfig) -> torch.nn.Module:
+    """The pretraining's global readout: pooled feature ``[B, C]`` -> action ``[B, 4]``."""
+    return torch.nn.Sequential(torch.nn.Linear(cfg.channels, 128), torch.nn.ReLU(),
+                               torch.nn.Linear(128, 4))
+
+
+def _encoder_key(cfg: GridsConfig) -> dict:
+    return {"scene": asdict(cfg.scene), "n": (cfg.n_train, cfg.n_test), "c": cfg.channels,
+            "steps": cfg.pretrain_steps, "batch": cfg.batch, "lr": cfg.lr}
+
+
+def pretrain_encoder(cfg: GridsConfig, seed: int, data: dict) -> dict:
+    """Train the encoder with all tokens: a per-token contact logit (cross-entropy over the
+    256 tokens), the contact token's (cos, sin) and the attention-pooled global readout of
+    the whole action.  Returns the state dicts."""
+    torch.manual_seed(seed)
+    g = generator(seed + 10_000)
+    size = cfg.scene.size
+    enc = Encoder(cfg.channels)
+    readout = make_readout(cfg)
+    side = size // 4
+    cell = (data["act"][:, :2] / 4).floor().clamp(0, side - 1).long()
+    token = cell[:, 1] * side + cell[:, 0]
+    params = [*enc.parameters(), *readout.parameters()]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.pretrain_steps,
+                                                pct_start=0.1)
+    n = data["n_train"]
+    for _ in range(cfg.pretrain_steps):
+        i = torch.randint(0, n, (cfg.batch,), generator=g)
+        fmap = enc(data["img"][i])
+        dense = enc.dense(fmap).reshape(cfg.batch, side * side, 5)
+        at = dense[torch.arange(cfg.batch), token[i], 3:]
+        loss = (F.cross_entropy(dense[..., 0], token[i])
+                + ((at - data["tgt"][i, 2:]) ** 2).sum(1).mean()
+                + loss_fn(readout(enc.pooled(fmap)), data["tgt"][i]) / 4)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    return {"encoder": enc.state_dict(), "readout": readout.state_dict()}
+
+
+def features(cfg: GridsConfig, seed: int) -> dict:
+    """The frozen encoder's maps ``[n, 16, 16, C]`` and pooled features ``[n, C]`` of every
+    scene, with the scenes (the encoder is cached; the features are recomputed)."""
+    data = scenes(cfg, seed)
+    state = cached(PAPER, "encoder", _encoder_key(cfg), seed, CACHE_VERSION,
+                   lambda: pretrain_encoder(cfg, seed, data))
+    enc = Encoder(cfg.channels)
+    enc.load_state_dict(state["encoder"])
+    enc.eval()
+    with torch.no_grad():
+        fmap = torch.cat([enc(data["img"][j: j + 512]) for j in range(0, len(data["img"]), 512)])
+        pooled = enc.pooled(fmap)
+    return {**data, "fmap": fmap, "pooled": pooled, "readout": state["readout"]}
+
+
+# --------------------------------------------------------------------------- policies
+def make_policy(cfg: GridsConfig, method: str, k: int, impl: str = "auto") -> TokenPolicy:
+    p = cfg.policy
+    side = cfg.scene.size // 4
+    return TokenPolicy(method, k, cfg.channels, side, side, cfg.d_model,
+                       coord_embed=p.coord_embed, temperature=p.temperature, margin=p.margin,
+                       noise_scale=p.noise_scale, probes=p.probes, init_grid=p.init_grid,
+                       round_coords=p.round_coords, impl=impl)
+
+
+def train_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict,
+                 impl: str = "auto", steps: int | None = None) -> TokenPolicy:
+    """Train one selector + head on the frozen features of the training scenes."""
+    torch.manual_seed(seed + 7 * k + METHODS.index(method))
+    g = generator(seed + 1000 * (1 + METHODS.index(method)) + k)
+    pol = make_policy(cfg, method, k, impl)
+    steps = steps or (cfg.full_steps if method == "full" else cfg.head_steps)
+    opt = torch.optim.AdamW(pol.parameters(), lr=cfg.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=steps, pct_start=0.1)
+    pooled = feats["pooled"] if cfg.policy.scout_input == "map" else None
+    for _ in range(steps):
+        i = torch.randint(0, feats["n_train"], (cfg.batch,), generator=g)
+        pred = pol(feats["fmap"][i], g, None if pooled is None else pooled[i])
+        loss = loss_fn(pred, feats["tgt"][i])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+    pol.eval()
+    return pol
+
+
+def _scores(cfg: GridsConfig, pred: torch.Tensor, feats: dict) -> dict:
+    pos, ang = action_errors(pred, feats["act"][feats["n_train"]:], cfg.scene.size)
+    return {"error_px": float(pos.mean()), "median_px": float(pos.median()),
+            "angle_deg": float(ang.mean()), "success": float((pos < cfg.success_px).float().mean()),
+            "n_test": len(pos)}
+
+
+def readout_row(cfg: GridsConfig, feats: dict) -> dict:
+    """The all-tokens reference at quick scale: the encoder's pretraining readout (attention
+    pooling over all 256 tokens, then an MLP) on the test scenes."""
+    readout = make_readout(cfg)
+    readout.load_state_dict(feats["readout"])
+    with torch.no_grad():
+        pred = readout(feats["pooled"][feats["n_train"]:])
+    side = cfg.scene.size // 4
+    return {"method": "full", "k": side * side, **_scores(cfg, pred, feats)}
+
+
+def evaluate(cfg: GridsConfig, pol: TokenPolicy, feats: dict, seed: int, n_show: int = 8
+             ) -> dict:
+    """Test-set errors of a trained policy, and its coordinates on the first test scenes."""
+    n0 = feats["n_train"]
+    g = generator(seed + 99)
+    pooled = feats["pooled"][n0:] if cfg.policy.scout_input == "map" else None
+    with torch.no_grad():
+        pred = pol(feats["fmap"][n0:], g, pooled)
+        _, coords = pol.select(feats["fmap"][n0: n0 + n_show], g,
+                               None if pooled is None else pooled[:n_show])
+    return {"method": pol.method, "k": pol.k, **_scores(cfg, pred, feats),
+            "coords_px": coords * (cfg.scene.size - 1)}
+
+
+def _policy_key(cfg: GridsConfig, method: str, k: int) -> dict:
+    key = {"enc": _encoder_key(cfg), "d": cfg.d_model, "lr": cfg.lr, "batch": cfg.batch,
+           "steps": cfg.full_steps if method == "full" else cfg.head_steps,
+           "method": method, "k": k, "success_px": cfg.success_px}
+    if method == "grids":
+        key["policy"] = asdict(cfg.policy)
+    else:
+        key["coord_embed"] = cfg.policy.coord_embed
+    return key
+
+
+def run_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict | None = None
+               ) -> dict:
+    """Cached evaluation row of ``method`` at ``k`` tokens (trains it on a cache miss)."""
+    def compute():
+        f = features(cfg, seed) if feats is None else feats
+        return evaluate(cfg, train_policy(cfg, method, k, seed, f), f, seed)
+
+    return cached(PAPER, f"policy-{method}-{k}", _policy_key(cfg, method, k), seed,
+                  CACHE_VERSION, compute)
+
+
+# --------------------------------------------------------------------------- figures
+def all_tokens_row(cfg: GridsConfig, seed: int, feats: dict) -> dict:
+    """The all-tokens reference (``cfg.all_tokens``)."""
+    if cfg.all_tokens == "readout":
+        return readout_row(cfg, feats)
+    return run_policy(cfg, "full", (cfg.scene.size // 4) ** 2, seed, feats)
+
+
+def claim_rows(cfg: GridsConfig, seed: int) -> dict:
+    """The rows the claims read: all tokens, GridS@4, top-K@4."""
+    feats = features(cfg, seed)
+    return {"full": all_tokens_row(cfg, seed, feats),
+            "grids": run_policy(cfg, "grids", 4, seed, feats),
+            "topk": run_policy(cfg, "topk", 4, seed, feats)}
+
+
+def figure_error_data(cfg: GridsConfig, seed: int, methods=None, ks=None,
+                      progress=None) -> list[dict]:
+    """F1: one row per (method, K) plus the all-tokens row (K = 256)."""
+    methods = cfg.figure_methods if methods is None else methods
+    ks = cfg.ks if ks is None else ks
+    feats = features(cfg, seed)
+    jobs = [(m, k) for m in methods for k in ks
+            if not (m == "avgpool" and math.isqrt(k) ** 2 != k) and k < (cfg.scene.size // 4) ** 2]
+    rows = [{key: v for key, v in all_tokens_row(cfg, seed, feats).items() if key != "coords_px"}]
+    for j, (m, k) in enumerate(jobs):
+        rows.append({key: v for key, v in run_policy(cfg, m, k, seed, feats).items()
+                     if key != "coords_px"})
+        if progress is not None:
+            progress(j + 1, len(jobs))
+    return rows
+
+
+def figure_flops_data(cfg: GridsConfig, ks=None) -> list[dict]:
+    """F2: analytic head FLOPs ``L (24 N d^2 + 4 N^2 d)`` vs K, and their ratio to K = 256."""
+    ks = sorted(set((1, 2, 4, 8, 16, 32, 64, 128, 256) if ks is None else ks))
+    full = head_flops(256, cfg.d_model)
+    return [{"k": k, "flops": head_flops(k, cfg.d_model),
+             "ratio": head_flops(k, cfg.d_model) / full} for k in ks]
+
+
+def figure_coords_data(cfg: GridsConfig, seed: int, k: int = 4, n_show: int = 8) -> dict:
+    """F3: test images, their contact points and GridS's K sampling points (pixels)."""
+    row = run_policy(cfg, "grids", k, seed)
+    data = scenes(cfg, seed)
+    n0 = data["n_train"]
+    return {"images": data["img"][n0: n0 + n_show], "contact": data["act"][n0: n0 + n_show],
+            "coords": row["coords_px"][:n_show], "k": k}
+
+
+def with_policy(cfg: GridsConfig, **changes) -> GridsConfig:
+    """``cfg`` with some :class:`PolicyConfig` fields changed (dashboard, mutation tests)."""
+    return replace(cfg, policy=replace(cfg.policy, **changes))

@@ -1,0 +1,205 @@
+"""Tests of ``icml26.grids``: scenes, selectors, the sampler claim, claims and the mutation."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from icml26 import grids
+from icml26.grids import (
+    GridsConfig,
+    SceneConfig,
+    TokenPolicy,
+    action_errors,
+    action_targets,
+    head_flops,
+    make_scenes,
+    with_policy,
+)
+
+TINY = GridsConfig(n_train=48, n_test=16, pretrain_steps=3, head_steps=3, batch=8,
+                   ks=(16, 4))
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_scenes_shapes_ranges_and_reproducibility():
+    img, act = make_scenes(SceneConfig(), 6, gen(0))
+    assert img.shape == (6, 3, 64, 64) and act.shape == (6, 3)
+    assert img.min() >= 0 and img.max() <= 1
+    assert ((act[:, :2] >= 6) & (act[:, :2] <= 57)).all()  # the margin
+    assert (act[:, 2].abs() <= math.pi).all()
+    img2, act2 = make_scenes(SceneConfig(), 6, gen(0))
+    assert torch.equal(img, img2) and torch.equal(act, act2)
+    assert not torch.equal(act, make_scenes(SceneConfig(), 6, gen(1))[1])
+
+
+def test_contact_point_is_green_and_the_bar_red():
+    img, act = make_scenes(SceneConfig(clutter=0), 8, gen(2))
+    for i in range(8):
+        x, y, th = act[i].tolist()
+        tip = img[i, :, round(y), round(x)]
+        assert tip[1] > 0.6 and tip[0] < 0.5, tip  # green
+        bx, by = x - 8 * math.cos(th), y - 8 * math.sin(th)  # inside the bar
+        if 0 <= bx < 63 and 0 <= by < 63:
+            assert img[i, 0, round(by), round(bx)] > 0.6
+
+
+def test_action_targets_and_errors_round_trip():
+    _, act = make_scenes(SceneConfig(), 16, gen(3))
+    pos, ang = action_errors(action_targets(act, 64), act, 64)
+    assert pos.max() < 1e-4 and ang.max() < 1e-3
+    shifted = action_targets(act, 64).clone()
+    shifted[:, 0] += 3 / 63
+    assert torch.allclose(action_errors(shifted, act, 64)[0], torch.full((16,), 3.0), atol=1e-4)
+
+
+@pytest.mark.parametrize(("method", "k"), [("full", 36), ("grids", 4), ("topk", 4),
+                                           ("avgpool", 9), ("random", 5)])
+def test_every_selector_gives_k_tokens_and_coordinates(method, k):
+    pol = TokenPolicy(method, k, 8, 6, 6, d_model=8)
+    fmap = torch.randn(3, 6, 6, 8, generator=gen(4))
+    tokens, coords = pol.select(fmap, gen(5))
+    assert tokens.shape == (3, k, 8) and coords.shape == (3, k, 2)
+    assert coords.min() >= 0 and coords.max() <= 1
+    assert pol(fmap, gen(5)).shape == (3, 4)
+
+
+def test_topk_tokens_are_the_most_salient_and_get_a_gradient():
+    pol = TokenPolicy("topk", 3, 8, 4, 4, d_model=8)
+    fmap = torch.randn(2, 4, 4, 8, generator=gen(6))
+    pol(fmap).sum().backward()
+    assert pol.saliency[1].weight.grad.abs().sum() > 0  # straight-through gate
+    scores = pol.saliency(fmap.reshape(2, 16, 8))[..., 0]
+    _, coords = pol.select(fmap)
+    chosen = (coords[..., 1] * 3).round() * 4 + (coords[..., 0] * 3).round()
+    assert set(chosen[0].long().tolist()) == set(scores[0].topk(3).indices.tolist())
+
+
+def test_avgpool_needs_a_square_k_and_averages_cells():
+    with pytest.raises(ValueError, match="square"):
+        TokenPolicy("avgpool", 8, 8, 4, 4)
+    pol = TokenPolicy("avgpool", 4, 2, 4, 4, d_model=8)
+    fmap = torch.arange(32.0).reshape(1, 4, 4, 2)
+    tokens, coords = pol.select(fmap)
+    torch.testing.assert_close(tokens[0, 0], fmap[0, :2, :2].reshape(4, 2).mean(0))
+    torch.testing.assert_close(coords[0, 0], torch.tensor([1 / 6, 1 / 6]))
+
+
+def test_scout_starts_on_a_grid_and_learns_through_the_sampler():
+    pol = TokenPolicy("grids", 4, 8, 6, 6, d_model=8, noise_scale=0.0)
+    fmap = torch.randn(2, 6, 6, 8, generator=gen(7))
+    _, coords = pol.select(fmap)
+    corners = torch.tensor([[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]])
+    torch.testing.assert_close(coords[0], corners, atol=0.05, rtol=0)
+    pol(fmap).square().sum().backward()
+    assert pol.scout.mlp[2].weight.grad.abs().sum() > 0
+
+
+def test_rounded_coordinates_cut_the_scouts_gradient():
+    """The mutation's mechanism: nearest-neighbour sampling leaves the scout without a
+    gradient, so its points cannot move."""
+    pol = TokenPolicy("grids", 4, 8, 6, 6, d_model=8, noise_scale=0.0, round_coords=True)
+    fmap = torch.randn(2, 6, 6, 8, generator=gen(8))
+    _, coords = pol.select(fmap)
+    assert torch.equal(coords * 5, (coords * 5).round())
+    pol(fmap).square().sum().backward()
+    assert pol.scout.mlp[2].weight.grad is None or pol.scout.mlp[2].weight.grad.abs().sum() == 0
+
+
+def test_noisy_probes_only_while_training():
+    pol = TokenPolicy("grids", 4, 8, 6, 6, d_model=8, noise_scale=0.5)
+    fmap = torch.randn(2, 6, 6, 8, generator=gen(9))
+    a, b = pol.select(fmap, gen(1))[1], pol.select(fmap, gen(2))[1]
+    assert not torch.equal(a, b)
+    pol.eval()
+    assert torch.equal(pol.select(fmap, gen(1))[1], pol.select(fmap, gen(2))[1])
+
+
+def test_head_flops_formula_and_the_flops_figure():
+    assert head_flops(4, 32) == 2 * (24 * 5 * 32 ** 2 + 4 * 25 * 32)
+    rows = grids.figure_flops_data(GridsConfig())
+    ratios = [r["ratio"] for r in rows]
+    assert ratios == sorted(ratios) and rows[-1]["ratio"] == 1.0
+
+
+def test_sampler_claim_measures_a_broken_backward(monkeypatch):
+    """The sampler claim can fail: a coordinate gradient off by 1% is caught."""
+    assert max(grids.sampler_gradient_error(0).values()) <= 1.0
+    gs = importlib.import_module("icml26.kernels.grid_sample")
+    real = gs.grid_sample_torch_backward
+
+    def off(feat, coords, grad_out):
+        gf, gc = real(feat, coords, grad_out)
+        return gf, gc * 1.01
+
+    monkeypatch.setattr(gs, "grid_sample_torch_backward", off)
+    assert grids.sampler_gradient_error(0)["d_coords"] > 1.0
+
+
+def test_bad_configs_raise():
+    with pytest.raises(ValueError, match="scout_input"):
+        with_policy(TINY, scout_input="max").validate()
+    with pytest.raises(ValueError, match="temperature"):
+        with_policy(TINY, temperature=0.0).validate()
+    with pytest.raises(ValueError, match="k must be"):
+        replace(TINY, ks=(512,)).validate()
+    with pytest.raises(ValueError, match="contact_radius"):
+        SceneConfig(contact_radius=20).validate()
+    with pytest.raises(ValueError, match="scale"):
+        grids.config_for("huge")
+    with pytest.raises(ValueError, match="method"):
+        TokenPolicy("best", 4, 8, 6, 6)
+
+
+def test_tiny_claims_run_end_to_end_and_are_deterministic(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    a = grids.claims_for(TINY, 0)
+    assert sorted(c.name for c in a) == sorted(grids.CLAIM_SPECS)
+    assert all(not math.isnan(c.measured) for c in a)
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "again"))
+    assert [c.measured for c in grids.claims_for(TINY, 0)] == [c.measured for c in a]
+
+
+def test_tiny_figure_rows(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    rows = grids.figure_error_data(TINY, 0, methods=("grids", "avgpool"))
+    assert [(r["method"], r["k"]) for r in rows] == [("full", 256), ("grids", 16), ("grids", 4),
+                                                    ("avgpool", 16), ("avgpool", 4)]
+    f3 = grids.figure_coords_data(TINY, 0, n_show=3)
+    assert f3["images"].shape == (3, 3, 64, 64) and f3["coords"].shape == (3, 4, 2)
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("diverged")
+
+    monkeypatch.setattr(importlib.import_module("icml26.grids.claims"), "claim_rows", boom)
+    out = {c.name: c for c in grids.claims_for(TINY, 0)}
+    for name in ("pruning_loses_geometry", "grids4_matches_full"):
+        assert math.isnan(out[name].measured) and not out[name].holds
+        assert "diverged" in out[name].note
+    assert out["sampler_gradients_exact"].holds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_expected_claims_hold(seed):
+    bad = [c for c in grids.claims(seed) if c.expected and not c.holds]
+    assert not bad, [(c.name, c.measured, c.note) for c in bad]
+
+
+@pytest.mark.slow
+def test_mutation_rounded_coordinates_break_pruning_loses_geometry():
+    """Mutation (issue): sample at rounded coordinates, so no gradient reaches the scout ->
+    its points stay on the initial grid -> GridS@4 is no better than top-K@4."""
+    cfg = with_policy(grids.config_for("quick"), round_coords=True)
+    out = {c.name: c for c in grids.claims_for(cfg, 0)}
+    claim = out["pruning_loses_geometry"]
+    assert claim.expected and not claim.holds, claim.note
