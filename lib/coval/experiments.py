@@ -29,7 +29,7 @@ from icml26.coval.model import (
 from icml26.coval.scene import TEST_SHAPES, TRAIN_SHAPES, beam_dirs, cast_scans, make_scenes
 
 PAPER = "coval"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: VVCR regresses the void depth log r_cf - log r_f
 #: the range-only control plus the four ablations of the spec
 VARIANTS = ("range only (seg-only)", *ABLATIONS)
 
@@ -114,7 +114,10 @@ def scan_data(cfg: COVALConfig, seed: int, split: str) -> dict:
             "x_f": encode(f_noisy, s.valid, cfg.max_range, cfg.n_bins),
             "x_cf": encode(noisy(s.counterfactual, cf_valid), cf_valid, cfg.max_range,
                            cfg.n_bins),
-            "rec_cf": torch.log(s.counterfactual), "rec_f": torch.log(s.factual),
+            # VVCR targets: the depth of the occlusion void behind each beam, in log range
+            # (0 wherever nothing is hidden); "rec_f" is the mutation's target (no void)
+            "rec_cf": torch.log(s.counterfactual) - torch.log(s.factual),
+            "rec_f": torch.zeros_like(s.factual),
             "exact_gap": float((s.factual - s.counterfactual)[~s.shadow].abs().max())}
 
 

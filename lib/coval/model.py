@@ -9,8 +9,9 @@ Losses [derived from the abstract]::
 
     L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC
     L_seg  = BCE(seg(x_f), y)                         on beams with a return
-    L_VVCR = mean (rec(x_f) - log r_cf)^2             on the occluded beams (the anomaly's
-             returns: behind them the counterfactual sees the background)
+    L_VVCR = mean (rec(x_f) - (log r_cf - log r_f))^2 on the occluded beams (the anomaly's
+             returns: behind them the counterfactual sees the background; the target is the
+             depth of the occlusion void, in log range)
     L_VICC = mean 1 - cos(h(x_f), sg[h(x_cf)])         on beams outside the anomaly's shadow
              (visible in both scans; ``sg`` = stop-gradient)
 
