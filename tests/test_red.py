@@ -192,8 +192,8 @@ def test_expected_claims_hold_except_the_blocking_one(seed):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured: without outlier channels in the teacher, a "
-                   "random channel selection keeps as much eRank as RED (1.15-1.26x Gaussian), "
-                   "so this mutation does not fail erank_preserved here")
+                   "random channel selection keeps as much eRank as RED (1.06-1.32x Gaussian on "
+                   "seeds 0-6), so this mutation does not fail erank_preserved here")
 def test_mutation_random_selection_fails_erank_preserved():
     out = {c.name: c for c in red.claims_for(red.config_for("quick"), 0,
                                              red_init="random_select")}

@@ -80,7 +80,8 @@ def claims_for(cfg: RedConfig, seed: int = 0, red_init: str = "red") -> list[Cla
         add("reasoning_recovered", red["acc3"] - gauss["acc3"],
             f"3-hop accuracy {red['acc3']:.3f} ({red_init}) vs {gauss['acc3']:.3f} (gaussian), "
             f"1-hop {red['acc1']:.3f} vs {gauss['acc1']:.3f}; chance 1/8; teacher "
-            f"{t['acc3']:.3f}; the students never see a hop chain while distilled")
+            f"{t['acc3']:.3f}; the students never see a hop chain while distilled; reported: "
+            "holds on seed 2 only of 0-6 (-0.01 to 0.05)")
     return table.claims
 
 
