@@ -29,6 +29,8 @@ from icml26.dashboards.app.live import LiveFigures
 COLORS = {"range only (seg-only)": "#7f7f7f", "seg-only": "#d62728", "+VVCR": "#ff7f0e",
           "+VICC": "#2ca02c", "full COVAL": "#1f77b4"}
 SCAN_COLORS = {"factual": "#444444", "anomaly": "#d62728", "reappears": "#1f77b4"}
+#: legend names (the range-only control's variant name is long for a legend)
+SHORT = {"range only (seg-only)": "range only", "full COVAL": "full"}
 
 
 # --------------------------------------------------------------------------- plot functions
@@ -47,13 +49,13 @@ def scan_chart(data: dict, title: str | None = None) -> Chart:
     poly = np.vstack([data["anomaly"].numpy(), data["anomaly"][:1].numpy()])
     return Chart(title or (f"Factual vs counterfactual scan (anomaly r = {data['radius']:.2f} m "
                            f"at {data['distance']:.1f} m)"), "x (m)", "y (m)", [
-        Series(SCAN_COLORS["factual"], *_xy(data, data["factual"], normal), "factual returns",
+        Series(SCAN_COLORS["factual"], *_xy(data, data["factual"], normal), "factual",
                kind="scatter"),
         Series(SCAN_COLORS["anomaly"], *_xy(data, data["factual"], data["label"]),
-               "anomaly returns", kind="scatter"),
+               "anomaly", kind="scatter"),
         Series(SCAN_COLORS["reappears"], *_xy(data, data["counterfactual"], shadow_cf),
-               "counterfactual: background in the shadow", kind="scatter"),
-        Series(SCAN_COLORS["anomaly"], poly[:, 0], poly[:, 1], "anomaly outline", width=1),
+               "reappears in cf", kind="scatter"),
+        Series(SCAN_COLORS["anomaly"], poly[:, 0], poly[:, 1], "outline", width=1),
         Series("black", [0.0], [0.0], "sensor", kind="scatter")], height=420)
 
 
@@ -84,13 +86,14 @@ def ablation_chart(rows: list[dict], metric: str = "ap") -> Chart:
     series = []
     for i, v in enumerate(variants):
         vals = [r[metric] for r in rows if r["variant"] == v]
-        series.append(Series(COLORS.get(v, "black"), [i] * len(vals), vals, v, kind="scatter"))
+        series.append(Series(COLORS.get(v, "black"), [i] * len(vals), vals, SHORT.get(v, v),
+                             kind="scatter"))
     means = [float(np.mean([r[metric] for r in rows if r["variant"] == v])) for v in variants]
-    series.append(Series("black", list(range(len(variants))), means, "mean over seeds",
-                         dash="dotted", width=1))
+    series.append(Series("black", list(range(len(variants))), means, "mean", dash="dotted",
+                         width=1))
     name = {"ap": "point AP", "auroc": "point AUROC"}[metric]
-    return Chart(f"{name} on held-out anomalies: " + ", ".join(
-        f"{i}={v}" for i, v in enumerate(variants)), "variant (index)", name, series)
+    return Chart(f"Held-out {name} by variant", "variant: " + ", ".join(
+        f"{i} {SHORT.get(v, v)}" for i, v in enumerate(variants)), name, series)
 
 
 def size_distance_chart(rows: list[dict], axis: str = "size") -> Chart:
@@ -99,7 +102,7 @@ def size_distance_chart(rows: list[dict], axis: str = "size") -> Chart:
     for v in dict.fromkeys(r["variant"] for r in rows):
         pts = sorted((r["mid"], r["ap"]) for r in rows if r["axis"] == axis and r["variant"] == v)
         x, y = zip(*pts) if pts else ((), ())
-        series += [Series(COLORS.get(v, "black"), x, y, v),
+        series += [Series(COLORS.get(v, "black"), x, y, SHORT.get(v, v)),
                    Series(COLORS.get(v, "black"), x, y, kind="scatter")]
     xl = {"size": "anomaly radius (m)", "distance": "anomaly distance (m)"}[axis]
     return Chart(f"AP against anomaly {axis} (held-out shapes)", xl, "point AP", series)

@@ -13,7 +13,7 @@ def test_live_scan_shows_the_shadow_and_exact_counterfactual():
     e = app.Explorer()
     top, profile = e.top_chart(), e.profile_chart()
     labels = [s.label for s in top.series]
-    assert "anomaly returns" in labels and "counterfactual: background in the shadow" in labels
+    assert "anomaly" in labels and "reappears in cf" in labels
     assert profile.x_label == "beam bearing (deg)" and profile.y_label == "range (m)"
     assert "outside the shadow = 0 m" in profile.title
     reappear = top.series[2]
