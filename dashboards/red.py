@@ -36,7 +36,8 @@ OUTLIER_BAR = 4.0  # the teacher_outliers threshold
 def outlier_chart(teacher: dict, top: int = 32) -> Chart:
     """The outlier check: the ``top`` largest channel RMS of each teacher layer, over the
     median channel RMS (an outlier channel would stand far above the rest)."""
-    series = [Series("grey", kind="hline", at=OUTLIER_BAR, dash="dashed", width=1)]
+    # the bar as a line (not an hline) so that the axis range includes it
+    series = [Series("grey", [1, top], [OUTLIER_BAR, OUTLIER_BAR], dash="dashed", width=1)]
     for i, layer in enumerate(teacher["layers"]):
         r = layer["rms_sorted"]
         y = (r / r.median()).numpy()[:top]
@@ -187,7 +188,8 @@ class REDExplorer(ExplorerBase):
     def toy_view(self) -> Chart:
         """Toy: eRank after projection vs width; the vertical mark is the chosen width."""
         toy = _toy(round(self.outlier_strength, 3), self.seed)
-        series = [Series("grey", kind="hline", at=toy["full"], dash="dashed", width=1),
+        ends = [toy["widths"][0], toy["widths"][-1]]
+        series = [Series("grey", ends, [toy["full"]] * 2, dash="dashed", width=1),
                   Series("black", kind="vline", at=128 * self.ratio, dash="dotted", width=1)]
         for init in red.INITS:
             series.append(Series(COLORS[init], toy["widths"], toy[init], LABELS[init]))

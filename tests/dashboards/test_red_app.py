@@ -24,8 +24,9 @@ def test_live_charts_name_their_axes():
 
 def test_outlier_view_shows_the_teacher_has_no_outlier_channel():
     c = app.Explorer().outlier_view()
-    top = max(float(s.y[0]) for s in c.series if s.kind == "line")
+    top = max(float(s.y[0]) for s in c.series[1:])
     assert 1.0 < top < app.OUTLIER_BAR
+    assert list(c.series[0].y) == [app.OUTLIER_BAR] * 2  # the bar, inside the axis range
 
 
 def test_spectrum_view_follows_the_width():
