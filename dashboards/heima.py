@@ -1,0 +1,268 @@
+"""Explorer for "Efficient Reasoning with Hidden Thinking" (heima).
+
+Live views (analytic, instant): the tokens each model generates vs hops (no-CoT, verbose CoT,
+Heima), and the depth argument -- a thinking token adds a position, not layers, so the answer
+position still needs ``h + 1`` serial steps (read ``x0``, then ``h`` lookups) inside the
+encoder's depth. Behind the Run button (with progress, cached per setting): train no-CoT, CoT,
+Heima and pause tokens at the chosen hops and sizes (optionally the progressive schedule),
+then show accuracy vs generated tokens, the interpreter's per-stage accuracy from real vs
+shuffled thinking states, and Heima's training curve. The module also holds the plot
+functions the notebook uses for F1-F4.
+
+Serve alone with ``panel serve dashboards/heima.py`` or with every paper via ``icml26 serve``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+import param
+
+from icml26 import heima
+from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app.live import LiveFigures
+
+COLORS = {"nocot": "#7f7f7f", "cot": "#d62728", "heima": "#1f77b4", "pause": "#ff7f0e",
+          "progressive": "#2ca02c"}
+
+
+# --------------------------------------------------------------------------- charts (F1-F4)
+def pareto_chart(rows: list[dict], title: str = "Accuracy vs generated tokens") -> Chart:
+    """F1: one point per model (log token axis: CoT emits 5x more)."""
+    return Chart(title, "generated tokens per answer", "answer accuracy", [
+        Series(COLORS[r["kind"]], [r["generated_tokens"]], [r["accuracy"]], r["model"],
+               kind="scatter") for r in rows], x_log=True)
+
+
+def gap_chart(rows: list[dict], shuffled: bool = True,
+              title: str = "Interpreter: real vs shuffled states") -> Chart:
+    """F2: the interpreter's content accuracy per stage; dashed: shuffled states; dotted
+    grey: chance (1/M)."""
+    series = []
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        pts = [r for r in rows if r["kind"] == kind]
+        x = [r["stage"] for r in pts]
+        name = heima.LABELS[kind]
+        series += [Series(COLORS[kind], x, [r["real"] for r in pts], f"{name}, real"),
+                   Series(COLORS[kind], x, [r["real"] for r in pts], kind="scatter")]
+        if shuffled:
+            series.append(Series(COLORS[kind], x, [r["shuffled"] for r in pts],
+                                 f"{name}, shuffled", dash="dashed"))
+    if rows:
+        series.append(Series("grey", kind="hline", at=rows[0]["chance"], dash="dotted",
+                             width=1))
+    return Chart(title, "stage (hop)", "content-token accuracy", series)
+
+
+def hop_limit_chart(rows: list[dict], title: str = "The hop limit") -> Chart:
+    """F3: answer accuracy vs hops per model."""
+    series = []
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        pts = sorted((r["hops"], r["accuracy"]) for r in rows if r["kind"] == kind)
+        x, y = [p[0] for p in pts], [p[1] for p in pts]
+        series += [Series(COLORS[kind], x, y, heima.LABELS[kind]),
+                   Series(COLORS[kind], x, y, kind="scatter")]
+    return Chart(title, "hops", "answer accuracy", series)
+
+
+def curves_chart(rows: list[dict], title: str = "Training: scratch vs progressive") -> Chart:
+    """F4: held-out answer accuracy during training (progressive: in its phase's format)."""
+    series = []
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        pts = [r for r in rows if r["kind"] == kind]
+        series.append(Series(COLORS[kind], [r["step"] for r in pts],
+                             [r["accuracy"] for r in pts], heima.LABELS[kind]))
+    return Chart(title, "training step", "answer accuracy (held out)", series)
+
+
+# --------------------------------------------------------------------------- explorer
+class HeimaExplorer(ExplorerBase):
+    """Choose the task and the models; Run trains them and reads their thinking states."""
+
+    hops = param.Integer(2, bounds=(1, heima.MAX_HOPS),
+                         doc="Hops h of the task: the answer is P^h(x0). The binding claims "
+                             "use 2; 3 is the limit at 4 layers.")
+    n_layers = param.Integer(4, bounds=(1, 6),
+                             doc="Encoder depth (layers). A thinking token adds positions, "
+                                 "not layers.")
+    d_model = param.Selector(default=32, objects=[16, 32, 64],
+                             doc="Encoder width (2 heads).")
+    interp_layers = param.Integer(2, bounds=(1, 4),
+                                  doc="Interpreter size: layers of the MLP that decodes a "
+                                      "thinking state into its stage's 10 tokens.")
+    steps = param.Integer(600, bounds=(100, 3000), step=100,
+                          doc="Training steps per model (batch 64; the claims use 600).")
+    progressive = param.Boolean(False, doc="Also train the paper's progressive schedule "
+                                           "(CoT first, then one stage per phase).")
+    cot_frac = param.Number(0.4, bounds=(0.1, 0.9), step=0.05,
+                            doc="Progressive: share of the steps spent on full CoT first.")
+    interp_weight = param.Number(1.0, bounds=(0.0, 5.0), step=0.25,
+                                 doc="Weight of the interpreter loss in Heima's joint loss "
+                                     "(0 turns Heima into pause tokens).")
+    detach = param.Boolean(False, doc="Detach the thinking state before the interpreter "
+                                      "(the encoder gets no gradient from it).")
+    shuffle_control = param.Boolean(True, doc="Show the interpreter on thinking states "
+                                              "shuffled across prompts (the control).")
+    seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of initialisation and data.")
+    run = param.Event(doc="Train the models at these settings (cached) and evaluate them.")
+
+    def __init__(self, **params):
+        self._result: dict | None = None
+        self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        super().__init__(**params)
+
+    def config(self) -> heima.HeimaConfig:
+        """The lib config of these settings (raises ValueError when invalid)."""
+        cfg = heima.HeimaConfig(hops=self.hops, limit_hops=(self.hops,), steps=self.steps,
+                                d_model=self.d_model, n_layers=self.n_layers,
+                                interp_layers=self.interp_layers,
+                                interp_weight=self.interp_weight, detach=self.detach,
+                                cot_frac=round(self.cot_frac, 4))
+        cfg.validate()
+        return cfg
+
+    @param.depends("hops", "n_layers", "d_model", "steps", "cot_frac", watch=True, on_init=True)
+    def _check(self) -> None:
+        self._show_error()
+
+    # ------------------------------------------------------------------ live views
+    @param.depends("hops")
+    def tokens_chart(self) -> Chart:
+        """Generated tokens vs hops per format (stage text: 10 tokens per hop)."""
+        h = np.arange(1, heima.MAX_HOPS + 1)
+        series = []
+        for kind, fmt in (("nocot", "nocot"), ("cot", "cot"), ("heima", "heima")):
+            y = [heima.generated_len(fmt, int(k)) for k in h]
+            series += [Series(COLORS[kind], h, y, heima.LABELS[kind]),
+                       Series(COLORS[kind], [self.hops], [heima.generated_len(fmt, self.hops)],
+                              kind="scatter")]
+        ratio = heima.generated_len("cot", self.hops) / heima.generated_len("heima", self.hops)
+        return Chart(f"Tokens: CoT / Heima = {ratio:.1f}x at h = {self.hops}", "hops",
+                     "generated tokens", series)
+
+    @param.depends("hops", "n_layers")
+    def depth_chart(self) -> Chart:
+        """Serial steps one position needs (read x0, then one lookup per hop) vs depth."""
+        h = np.arange(1, heima.MAX_HOPS + 1)
+        need = h + 1
+        ok = "fits" if self.hops + 1 <= self.n_layers else "does not fit"
+        return Chart(f"h = {self.hops} needs {self.hops + 1} layers: {ok}", "hops",
+                     "layers", [
+                         Series(COLORS["heima"], h, need, "steps needed at one position"),
+                         Series(COLORS["heima"], [self.hops], [self.hops + 1], kind="scatter"),
+                         Series("black", kind="hline", at=self.n_layers, dash="dashed",
+                                width=1)])
+
+    def live_charts(self) -> list:
+        return [self.tokens_chart, self.depth_chart]
+
+    # ------------------------------------------------------------------ the Run
+    def kinds(self) -> tuple[str, ...]:
+        return ("nocot", "cot", "heima", "pause") + (("progressive",) if self.progressive
+                                                      else ())
+
+    @param.depends("run_done")
+    def pareto_view(self) -> Chart | None:
+        if self._result is None:
+            return None
+        return pareto_chart(self._result["pareto"])
+
+    @param.depends("run_done", "shuffle_control")
+    def gap_view(self) -> Chart | None:
+        if self._result is None:
+            return None
+        return gap_chart(self._result["gap"], self.shuffle_control)
+
+    @param.depends("run_done")
+    def curve_view(self) -> Chart | None:
+        if self._result is None:
+            return None
+        return curves_chart(self._result["curves"], "Training curves (held out)")
+
+    def run_charts(self) -> list:
+        return [self.pareto_view, self.gap_view, self.curve_view]
+
+    def plot_data(self) -> dict:
+        data = super().plot_data()
+        if self._result is not None:
+            data.update({k: self._result[k] for k in ("pareto", "gap", "curves")})
+        return data
+
+    @param.depends("run", watch=True)
+    def _run(self) -> None:
+        try:
+            cfg = self.config()
+        except ValueError as e:
+            self._show_error(str(e))
+            return
+        seed, kinds = self.seed, self.kinds()
+
+        def fit(kind):
+            return lambda: heima.trained(cfg, kind, seed)
+
+        def keep(_results):
+            with_curve = tuple(k for k in ("heima", "progressive") if k in kinds)
+            rows = heima.figure_curves_data(cfg, seed) if "progressive" in kinds else \
+                [{"kind": "heima", "model": heima.LABELS["heima"], **p}
+                 for p in heima.trained(cfg, "heima", seed)["curve"]]
+            self._result = {
+                "pareto": heima.figure_pareto_data(cfg, seed, kinds),
+                "gap": heima.figure_information_gap_data(cfg, seed),
+                "curves": [r for r in rows if r["kind"] in with_curve],
+                "title": f"h = {cfg.hops}, {cfg.n_layers} layers, d = {cfg.d_model}, "
+                         f"{cfg.steps} steps, interpreter weight {cfg.interp_weight:g}"
+                         f"{', detached' if cfg.detach else ''}, seed {seed}"}
+
+        if self.run_stages([(f"train {heima.LABELS[k]} ({cfg.steps} steps, h = {cfg.hops})",
+                             fit(k)) for k in kinds], keep):
+            self._show_error("")
+
+    @param.depends("run_done", watch=True, on_init=True)
+    def _update_caption(self) -> None:
+        if self._result is None:
+            self._caption.object = ("**Trained models:** press **Run** to train no-CoT, CoT, "
+                                    "Heima and pause tokens at these settings (about 20-40 s "
+                                    "of CPU per model; cached).")
+        else:
+            self._caption.object = f"**Trained models** ({self._result['title']})."
+
+    def __panel__(self):
+        controls = pn.Param(self.param, show_name=False, widgets={
+            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run training"}})
+        tokens, depth = self.live_panes()
+        results = LiveFigures(self)
+        pareto, gap, curve = (results.add(c) for c in self.run_charts())
+        return pn.Row(pn.Column(controls, self.run_status, width=320),
+                      pn.Column(self._alert, pn.Row(tokens, depth, sizing_mode="stretch_width"),
+                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
+                                self._caption,
+                                pn.Row(pareto, gap, sizing_mode="stretch_width"),
+                                pn.Row(curve, sizing_mode="stretch_width"),
+                                sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width")
+
+
+LIVE_CAPTION = (
+    "*Left:* tokens generated per answer: no-CoT emits `ANS y`, verbose CoT a 10-token "
+    "sentence per hop, Heima one thinking token per hop. *Right:* a thinking token's state "
+    "is visible to later positions only through lower layers, so any one position still "
+    "needs h + 1 serial steps (read x0, then one lookup per hop) within the encoder's depth "
+    "(dashed); CoT text resets that count at every stage.")
+
+Explorer = HeimaExplorer
+
+
+def create_app() -> pn.viewable.Viewable:
+    """The served page: the paper's citation above the explorer."""
+    return paper_page(
+        "## Heima: efficient reasoning with hidden thinking (heima)\n\n"
+        "*Efficient Reasoning with Hidden Thinking*, ICML 2026 "
+        "([arXiv 2501.19201](https://arxiv.org/abs/2501.19201)). A tiny transformer follows "
+        "a permutation for h hops; Heima replaces each verbose CoT stage by one thinking "
+        "token that an interpreter decodes back into the stage. Live: token cost and depth; "
+        "**Run** trains the models.",
+        Explorer())
+
+
+if __name__.startswith("bokeh"):
+    create_app().servable()

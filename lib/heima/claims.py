@@ -1,0 +1,106 @@
+"""The claims of ``heima``: the claim rows and how each is measured from the trained models.
+
+Binding (the issue; 2 hops): the interpreter reads the thinking states, shuffled states read at
+chance, the decoder loss is what fills the states (Heima vs pause tokens), Heima keeps CoT's
+accuracy and beats no-CoT. Only the shuffled-state control holds at quick scale: the paper is
+blocked on the other four (``NOT_REPRODUCED``), since the thinking tokens never learn the
+lookups at this budget.  Reported: the token reduction and
+the 3-hop row (the limit). The progressive schedule is a figure (F1, F4), not a claim: the issue
+names none for it, and its model would add ~17 s of CPU per seed.
+"""
+
+from __future__ import annotations
+
+from icml26.claims import Claim, ClaimTable
+from icml26.heima.experiments import PAPER, HeimaConfig, config_for, trained
+
+#: name: (statement, op, threshold, expected); ``{...}`` fields are completed from the config.
+CLAIM_SPECS = {
+    "interpreter_reads_thinking": (
+        "At {hops} hops the interpreter reconstructs every stage's content from its thinking "
+        "state (min over stages of content-token accuracy >= 0.75)", ">=", 0.75, True),
+    "information_gap_control": (
+        "From thinking states shuffled across prompts the interpreter is at chance (max over "
+        "stages of accuracy - 1/M <= 0.05)", "<=", 0.05, True),
+    "thinking_needs_decoder": (
+        "The interpreter loss is what makes thinking tokens reason: answer accuracy of Heima "
+        "- pause tokens (same tokens, no decoder loss) >= 0.25 at {hops} hops", ">=", 0.25,
+        True),
+    "accuracy_maintained": (
+        "At {hops} hops Heima's answer accuracy is within 5 points of full CoT's (Heima - "
+        "CoT >= -0.05)", ">=", -0.05, True),
+    "beats_no_cot": (
+        "At {hops} hops Heima's answer accuracy beats no-CoT's by >= 25 points", ">=", 0.25,
+        True),
+    "token_reduction": (
+        "Heima generates >= 4x fewer tokens than verbose CoT (tokens emitted up to the answer, "
+        "greedy decoding, {hops} hops)", ">=", 4.0, True),
+    "accuracy_maintained_3hops": (
+        "At {limit} hops Heima's answer accuracy is within 5 points of full CoT's", ">=",
+        -0.05, False),
+}
+#: Binding claims that fail on the CI seeds 0 and 1 at quick scale: the paper is blocked on
+#: them (evidence in the notebook's closing section and ``benchmarks/heima_seeds.csv``).
+NOT_REPRODUCED = ("interpreter_reads_thinking", "thinking_needs_decoder", "accuracy_maintained",
+                  "beats_no_cot")
+BINDING = ("interpreter_reads_thinking", "information_gap_control", "thinking_needs_decoder",
+           "accuracy_maintained", "beats_no_cot", "token_reduction")
+
+
+def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
+    return claims_for(config_for(scale), seed)
+
+
+def _fmt(xs) -> str:
+    return " / ".join(f"{x:.3f}" for x in xs)
+
+
+def claims_for(cfg: HeimaConfig, seed: int = 0, reported: bool = True,
+               progress=None) -> list[Claim]:
+    """The claims for an explicit config (the mutation tests set ``interp_weight`` /
+    ``detach``); ``reported=False`` skips the 3-hop row (and its two models)."""
+    table = ClaimTable(PAPER, CLAIM_SPECS)
+    limit = max(cfg.limit_hops)
+    budget = (f"d={cfg.d_model}, {cfg.n_layers} layers, {cfg.steps} steps of batch "
+              f"{cfg.batch}, seed {seed}; {cfg.eval_n} held-out prompts; models cached")
+
+    def add(name, measured, note):
+        table.add(name, measured, note,
+                  statement=CLAIM_SPECS[name][0].format(hops=cfg.hops, limit=limit))
+
+    with table.guard(BINDING):
+        ev = {k: trained(cfg, k, seed, progress=progress)["eval"]
+              for k in ("nocot", "cot", "heima", "pause")}
+        h, p, c, n = ev["heima"], ev["pause"], ev["cot"], ev["nocot"]
+        mut = ""
+        if cfg.interp_weight == 0 or cfg.detach:
+            mut = (f"; MUTATED Heima (interp_weight={cfg.interp_weight:g}, "
+                   f"detach={cfg.detach})")
+        add("interpreter_reads_thinking", min(h["real"]),
+            f"content accuracy per stage {_fmt(h['real'])} (greedy reconstruction of the "
+            f"stage text; template tokens not counted); {budget}{mut}")
+        add("information_gap_control", max(h["shuffled"]) - h["chance"],
+            f"shuffled {_fmt(h['shuffled'])} vs chance {h['chance']:.3f} (real "
+            f"{_fmt(h['real'])}){mut}")
+        add("thinking_needs_decoder", h["accuracy"] - p["accuracy"],
+            f"Heima {h['accuracy']:.3f}, pause tokens {p['accuracy']:.3f} (a probe "
+            f"interpreter on the pause states reads {_fmt(p['real'])}){mut}")
+        add("accuracy_maintained", h["accuracy"] - c["accuracy"],
+            f"Heima {h['accuracy']:.3f}, CoT {c['accuracy']:.3f}; {budget}{mut}")
+        add("beats_no_cot", h["accuracy"] - n["accuracy"],
+            f"Heima {h['accuracy']:.3f}, no-CoT {n['accuracy']:.3f}{mut}")
+        add("token_reduction", c["tokens_to_answer"] / h["tokens_to_answer"],
+            f"CoT {c['tokens_to_answer']:.2f} tokens, Heima {h['tokens_to_answer']:.2f} "
+            f"(the paper: 100-200 CoT tokens -> 13-16); a design quantity once both emit "
+            f"their format; reported")
+    if not reported:
+        return table.claims
+    with table.guard(["accuracy_maintained_3hops"]):
+        h3, c3 = (trained(cfg, k, seed, hops=limit, progress=progress)["eval"]
+                  for k in ("heima", "cot"))
+        add("accuracy_maintained_3hops", h3["accuracy"] - c3["accuracy"],
+            f"Heima {h3['accuracy']:.3f}, CoT {c3['accuracy']:.3f}; Heima's interpreter per "
+            f"stage {_fmt(h3['real'])}: a thinking token adds a position, not depth, so the "
+            f"last hop must fit in {cfg.n_layers} layers; reported (the limit, not binding)")
+    return table.claims

@@ -1,0 +1,138 @@
+"""Training and evaluation of one Heima-family model on the hop task.
+
+``train`` draws fresh prompts every step from a generator seeded by the run's seed, so two runs
+with the same seed and config are identical; the progressive schedule (the paper's configs
+``2_1 .. 2_5``) trains full CoT first and then compresses one more stage per phase, each phase
+with its own one-cycle schedule. ``evaluate`` scores answer accuracy by greedy generation and
+the interpreter's reconstruction of each stage from real and from shuffled thinking states.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from icml26.common import generator
+from icml26.heima.model import Heima, TrainConfig, content_accuracy, read_answer
+from icml26.heima.task import build, generated_len
+from icml26.tinylm import hop_batch, one_cycle
+
+
+def phases(cfg: TrainConfig) -> list[tuple[str, int | None, int]]:
+    """``(format, compressed stages, steps)`` of each training phase."""
+    if cfg.kind != "progressive":
+        return [(cfg.fmt, None, cfg.steps)]
+    first = max(1, round(cfg.steps * cfg.cot_frac))
+    rest = cfg.steps - first
+    if rest < cfg.hops:
+        raise ValueError(f"progressive needs at least {cfg.hops} steps after the CoT phase")
+    per = [rest // cfg.hops + (1 if k < rest % cfg.hops else 0) for k in range(cfg.hops)]
+    return [("cot", None, first)] + [("heima", k + 1, per[k]) for k in range(cfg.hops)]
+
+
+def train_generator(seed: int) -> torch.Generator:
+    return generator(1_000 + seed)
+
+
+def eval_generator(seed: int) -> torch.Generator:
+    """Prompts for evaluation, drawn apart from the training stream."""
+    return generator(900_001 + seed)
+
+
+def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200) -> dict:
+    """Train a model; returns ``{"state": state_dict, "curve": [...], "cfg": cfg}``.
+
+    The curve (every ``cfg.eval_every`` steps) holds the step, the phase's format, the encoder
+    CE and the answer accuracy of greedy generation on ``eval_n`` held-out prompts in the
+    phase's format. ``progress(done, total)`` is called every 50 steps.
+    """
+    cfg.validate()
+    torch.manual_seed(seed)  # parameter init (TinyLM draws from the global generator)
+    model = Heima(cfg)
+    gen = train_generator(seed)
+    curve, done = [], 0
+    for fmt, compressed, steps in phases(cfg):
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
+        sched = one_cycle(opt, steps, cfg.lr)
+        for _ in range(steps):
+            seq = build(model.vocab, hop_batch(cfg.batch, cfg.hops, cfg.symbols, gen), fmt,
+                        compressed)
+            loss, enc = model.loss(seq)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            done += 1
+            if cfg.eval_every and (done % cfg.eval_every == 0 or done == cfg.steps):
+                acc = answer_accuracy(model, seed, eval_n, fmt, compressed)
+                curve.append({"step": done, "format": fmt if compressed is None else
+                              f"{fmt}:{compressed}", "encoder_ce": enc, "accuracy": acc})
+            if progress is not None and done % 50 == 0:
+                progress(done, cfg.steps)
+    model.eval()
+    return {"state": model.state_dict(), "curve": curve, "cfg": cfg}
+
+
+def load(trained: dict) -> Heima:
+    model = Heima(trained["cfg"])
+    model.load_state_dict(trained["state"])
+    return model.eval()
+
+
+@torch.no_grad()
+def answer_accuracy(model: Heima, seed: int, n: int, fmt: str | None = None,
+                    compressed: int | None = None) -> float:
+    """Greedy-generation answer accuracy on ``n`` held-out prompts."""
+    cfg = model.cfg
+    fmt = fmt or cfg.fmt
+    seq = build(model.vocab, hop_batch(n, cfg.hops, cfg.symbols, eval_generator(seed)), fmt,
+                compressed)
+    was = model.training
+    model.eval()
+    out = model.generate(seq.tokens[:, :seq.start], seq.tokens.shape[1] - seq.start)
+    model.train(was)
+    return float((read_answer(out, model.vocab.ans) == seq.answer).float().mean())
+
+
+def tokens_to_answer(generated: torch.Tensor, ans_token: int) -> float:
+    """Mean tokens emitted up to and including the answer (the whole output where no ``ANS``
+    was emitted): the inference cost the paper counts."""
+    is_ans = generated[:, :-1] == ans_token
+    n = torch.where(is_ans.any(1), is_ans.float().argmax(1) + 2,
+                    torch.full((generated.shape[0],), generated.shape[1]))
+    return float(n.float().mean())
+
+
+@torch.no_grad()
+def evaluate(model: Heima, seed: int, n: int = 500) -> dict:
+    """Answer accuracy, generated tokens and (for thinking models) the interpreter's content
+    accuracy per stage from real states and from states shuffled across prompts.
+
+    ``shuffled`` gives prompt ``i`` the thinking state of prompt ``perm(i)`` (a derangement),
+    so the interpreter sees a well-formed state that carries another prompt's reasoning.
+    """
+    cfg = model.cfg
+    model.eval()
+    seq = build(model.vocab, hop_batch(n, cfg.hops, cfg.symbols, eval_generator(seed)),
+                cfg.fmt)
+    out = model.generate(seq.tokens[:, :seq.start], seq.tokens.shape[1] - seq.start)
+    pred = read_answer(out, model.vocab.ans)
+    res = {"kind": cfg.kind, "hops": cfg.hops, "accuracy": float((pred == seq.answer).float()
+                                                                  .mean()),
+           "generated_tokens": generated_len(cfg.fmt, cfg.hops),
+           "tokens_to_answer": tokens_to_answer(out, model.vocab.ans), "emitted_thinking": None,
+           "real": [], "shuffled": [], "chance": 1.0 / cfg.symbols}
+    if not cfg.thinks:
+        return res
+    res["emitted_thinking"] = float((out[:, :cfg.hops] == seq.tokens[:, seq.start:seq.start +
+                                                                      cfg.hops]).float().mean())
+    states = model.thinking_states(seq)
+    g = generator(77 + seed)
+    shift = torch.randint(1, n, (1,), generator=g)
+    order = torch.randperm(n, generator=g)
+    derange = torch.empty(n, dtype=torch.long)
+    derange[order] = order.roll(int(shift))  # a cyclic shift of a random order: no fixed point
+    for k in range(cfg.hops):
+        texts = seq.texts[:, k]
+        res["real"].append(content_accuracy(model.interpret(states[:, k]), texts))
+        res["shuffled"].append(content_accuracy(model.interpret(states[derange, k]), texts))
+    return res

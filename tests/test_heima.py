@@ -1,0 +1,241 @@
+"""Tests for icml26.heima: the sequences, the joint loss, training, evaluation and the claims."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from icml26 import heima
+from icml26.heima import (
+    CONTENT,
+    STAGE_LEN,
+    Heima,
+    HeimaConfig,
+    TrainConfig,
+    Vocab,
+    build,
+    generated_len,
+)
+from icml26.tinylm import hop_batch
+
+TINY = dict(d_model=16, n_layers=2, interp_d=16, interp_layers=1, batch=8, steps=4)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+# --------------------------------------------------------------------------- sequences
+def test_vocab_ids_are_distinct():
+    v = Vocab(8)
+    ids = [v.q, v.ans, *(v.think(k) for k in range(1, heima.MAX_HOPS + 1)),
+           *(v.digit(k) for k in range(1, heima.MAX_HOPS + 1)),
+           *(v.word(w) for w in ("STEP", "FROM", "APPLY", "P", "GIVES", "DONE", ";"))]
+    assert len(set(ids)) == len(ids) and min(ids) == 8 and max(ids) == v.size - 1
+
+
+@pytest.mark.parametrize("hops", [1, 2, 3])
+def test_formats_have_their_lengths_and_contents(hops):
+    v = Vocab(8)
+    b = hop_batch(5, hops, 8, gen())
+    for fmt in heima.FORMATS:
+        s = build(v, b, fmt)
+        assert s.tokens.shape == (5, 9 + 1 + generated_len(fmt, hops))
+        assert s.start == 10 and (s.tokens[:, 9] == v.q).all()
+        assert (s.tokens[:, -1] == b.answer).all() and (s.tokens[:, -2] == v.ans).all()
+    assert generated_len("cot", hops) == 10 * hops + 2 and generated_len("heima", hops) == hops + 2
+    s = build(v, b, "heima")
+    assert s.think_pos == tuple(range(10, 10 + hops))
+    assert [int(s.tokens[0, p]) for p in s.think_pos] == [v.think(k + 1) for k in range(hops)]
+    # stage k's text: a = x_{k-1}, b = x_k; the CoT sequence spells the stages out
+    prev = torch.cat([b.prompt[:, -1:], b.chain[:, :-1]], 1)
+    assert torch.equal(s.texts[:, :, CONTENT[0]], prev)
+    assert torch.equal(s.texts[:, :, CONTENT[1]], b.chain)
+    cot = build(v, b, "cot")
+    assert torch.equal(cot.tokens[:, 10:10 + STAGE_LEN * hops], s.texts.reshape(5, -1))
+
+
+def test_partly_compressed_sequence_keeps_the_later_stages_as_text():
+    v = Vocab(8)
+    b = hop_batch(3, 3, 8, gen())
+    s = build(v, b, "heima", compressed=1)
+    assert s.think_pos == (10,) and s.tokens.shape[1] == 10 + generated_len("heima", 3, 1)
+    assert torch.equal(s.tokens[:, 11:11 + STAGE_LEN], s.texts[:, 1])
+
+
+def test_bad_inputs_raise():
+    v = Vocab(8)
+    with pytest.raises(ValueError, match="format"):
+        build(v, hop_batch(2, 2, 8, gen()), "latent")
+    with pytest.raises(ValueError, match="symbols"):
+        build(v, hop_batch(2, 2, 6, gen()), "cot")
+    with pytest.raises(ValueError, match="compressed"):
+        build(v, hop_batch(2, 2, 8, gen()), "heima", compressed=3)
+    with pytest.raises(ValueError, match="kind"):
+        TrainConfig(kind="coconut").validate()
+    with pytest.raises(ValueError, match="scale"):
+        heima.config_for("huge")
+    with pytest.raises(ValueError, match="mutation"):
+        heima.with_mutation(HeimaConfig(), "typo")
+
+
+def test_read_answer_and_tokens_to_answer():
+    ans = 99
+    out = torch.tensor([[1, 2, ans, 5, 0], [ans, 3, 4, 4, 4], [1, 1, 1, 1, ans]])
+    assert heima.read_answer(out, ans).tolist() == [5, 3, -1]
+    assert heima.tokens_to_answer(out, ans) == pytest.approx((4 + 2 + 5) / 3)
+
+
+# --------------------------------------------------------------------------- the joint loss
+def _encoder_grad_from_interpreter(**kw) -> float:
+    """Norm of the encoder's gradient from the interpreter term alone (answer CE removed by
+    differencing with interp_weight = 0 at the same weights)."""
+    torch.manual_seed(0)
+    cfg = TrainConfig(**{**TINY, **kw})
+    model = Heima(cfg)
+    seq = build(model.vocab, hop_batch(8, 2, 8, gen()), "heima")
+    grads = []
+    for w in (cfg.interp_weight, 0.0):
+        model.cfg = replace(cfg, interp_weight=w)
+        model.zero_grad()
+        model.loss(seq)[0].backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.encoder.parameters()]))
+    return float((grads[0] - grads[1]).norm())
+
+
+def test_interpreter_gradient_reaches_the_encoder_only_in_heima():
+    assert _encoder_grad_from_interpreter(kind="heima") > 1e-6
+    assert _encoder_grad_from_interpreter(kind="heima", detach=True) == 0.0
+    assert _encoder_grad_from_interpreter(kind="pause") == 0.0
+
+
+def test_pause_still_trains_its_probe_interpreter():
+    torch.manual_seed(0)
+    model = Heima(TrainConfig(kind="pause", **TINY))
+    seq = build(model.vocab, hop_batch(8, 2, 8, gen()), "heima")
+    model.loss(seq)[0].backward()
+    assert sum(float(p.grad.abs().sum()) for p in model.interpreter.parameters()) > 0
+
+
+@pytest.mark.parametrize("interpreter", heima.INTERPRETERS)
+def test_both_interpreters_train_through_the_joint_loss(interpreter):
+    torch.manual_seed(0)
+    model = Heima(TrainConfig(interpreter=interpreter, **TINY))
+    seq = build(model.vocab, hop_batch(8, 2, 8, gen()), "heima")
+    model.loss(seq)[0].backward()
+    assert all(p.grad is not None for p in model.interpreter.parameters())
+    assert model.interpret(torch.randn(3, 16)).shape == (3, STAGE_LEN)
+
+
+@pytest.mark.parametrize("interpreter", heima.INTERPRETERS)
+def test_interpreter_logits_match_greedy_decoding(interpreter):
+    """Greedy reconstruction equals the argmax of teacher-forced logits fed its own output."""
+    torch.manual_seed(1)
+    model = Heima(TrainConfig(interpreter=interpreter, **TINY)).eval()
+    states = torch.randn(6, 16)
+    pred = model.interpret(states)
+    with torch.no_grad():
+        forced = model.interpret_logits(states, pred).argmax(-1)
+    assert torch.equal(forced, pred)
+
+
+# --------------------------------------------------------------------------- training
+def test_progressive_phases_cover_the_steps():
+    cfg = TrainConfig(kind="progressive", hops=3, steps=100, cot_frac=0.4)
+    ph = heima.phases(cfg)
+    assert [p[:2] for p in ph] == [("cot", None), ("heima", 1), ("heima", 2), ("heima", 3)]
+    assert sum(p[2] for p in ph) == 100 and ph[0][2] == 40
+    with pytest.raises(ValueError, match="progressive"):
+        heima.phases(replace(cfg, steps=3))
+
+
+def test_training_is_deterministic_per_seed_and_evaluates():
+    cfg = TrainConfig(kind="heima", eval_every=2, **TINY)
+    a, b, c = heima.train(cfg, 0, eval_n=8), heima.train(cfg, 0, eval_n=8), heima.train(cfg, 1,
+                                                                                         eval_n=8)
+    for k in a["state"]:
+        assert torch.equal(a["state"][k], b["state"][k])
+    assert any(not torch.equal(a["state"][k], c["state"][k]) for k in a["state"])
+    assert [p["step"] for p in a["curve"]] == [2, 4]
+    ev = heima.evaluate(heima.load(a), 0, n=16)
+    assert ev["generated_tokens"] == 4 and len(ev["real"]) == len(ev["shuffled"]) == 2
+    assert all(0 <= x <= 1 for x in ev["real"] + ev["shuffled"]) and ev["chance"] == 1 / 8
+
+
+def test_progressive_training_runs_every_phase():
+    cfg = TrainConfig(kind="progressive", eval_every=1, **{**TINY, "steps": 6})
+    fmts = [p["format"] for p in heima.train(cfg, 0, eval_n=4)["curve"]]
+    assert fmts[0] == "cot" and fmts[-1] == "heima:2" and "heima:1" in fmts
+
+
+# --------------------------------------------------------------------------- claims
+def expected_claims_hold(seed):
+    out = heima.claims(seed)
+    assert {c.name for c in out} == set(heima.CLAIM_SPECS)
+    bad = [c for c in out if c.expected and not c.holds]
+    assert not bad, [(c.name, c.measured, c.note) for c in bad]
+    return out
+
+
+# The binding claims the paper is blocked on (the registry's "blocked"; evidence in the
+# notebook and benchmarks/heima_seeds.csv for seeds 0-6). Strict: if they start to hold, the
+# xfail fails and the status is revisited.
+BLOCKED_ON = {0: "Heima's thinking tokens do not learn the second hop in 600 steps: "
+                 "interpreter_reads_thinking, thinking_needs_decoder, accuracy_maintained, "
+                 "beats_no_cot fail",
+              1: "as on seed 0"}
+
+
+def test_registry_status_matches_the_blocked_seeds():
+    from icml26 import papers
+
+    assert papers.get("heima").status == ("blocked" if BLOCKED_ON else "reproduced")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
+    s in BLOCKED_ON, strict=True, reason=BLOCKED_ON.get(s, ""))) for s in (0, 1)])
+def test_expected_claims_hold(seed):
+    expected_claims_hold(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_only_the_listed_claims_fail(seed):
+    """Every expected claim outside ``NOT_REPRODUCED`` holds (the information-gap control and
+    the token reduction), and the listed ones are exactly those that fail."""
+    out = heima.claims(seed)
+    failing = {c.name for c in out if c.expected and not c.holds}
+    assert failing == set(heima.NOT_REPRODUCED), failing
+
+
+@pytest.mark.slow
+def test_mutation_dropping_the_interpreter_loss_fails_the_decoder_claims():
+    """Mutation: no interpreter loss -> Heima IS the pause model (with no reader at all)."""
+    cfg = heima.with_mutation(heima.config_for("quick"), "no_interpreter_loss")
+    out = {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
+    for name in ("thinking_needs_decoder", "interpreter_reads_thinking"):
+        assert out[name].expected and not out[name].holds, (name, out[name].measured)
+
+
+@pytest.mark.slow
+def test_mutation_detaching_the_thinking_state_fails_interpreter_reads_thinking():
+    cfg = heima.with_mutation(heima.config_for("quick"), "detach")
+    out = {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
+    c = out["interpreter_reads_thinking"]
+    assert c.expected and not c.holds, c.measured
+
+
+def test_a_failed_computation_gives_nan_claims(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("diverged")
+
+    monkeypatch.setattr(importlib.import_module("icml26.heima.claims"), "trained", boom)
+    out = heima.claims_for(HeimaConfig(), 0)
+    assert {c.name for c in out} == set(heima.CLAIM_SPECS)
+    assert all(math.isnan(c.measured) and not c.holds for c in out)
+    assert "diverged" in out[0].note
