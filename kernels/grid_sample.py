@@ -76,16 +76,18 @@ def _corners(coords: torch.Tensor, h: int, w: int):
 
 
 def _neighbours(feat, x0, y0):
-    """The 4 neighbour rows ``[B, K, C]`` (zero outside the map) and their flat indices."""
+    """The 4 neighbour rows ``[B, K, C]`` (zero outside the map) and their flat row indices
+    into ``feat.reshape(B H W, C)``."""
     b, h, w, c = feat.shape
-    flat = feat.reshape(b, h * w, c)
+    flat = feat.reshape(b * h * w, c)
+    base = (torch.arange(b, device=feat.device) * (h * w))[:, None]
     out = []
     for dy in (0, 1):
         for dx in (0, 1):
             xx, yy = x0 + dx, y0 + dy
             ok = (xx < w) & (yy < h)
-            idx = (yy.clamp(max=h - 1) * w + xx.clamp(max=w - 1))  # [B, K]
-            v = torch.gather(flat, 1, idx[..., None].expand(-1, -1, c)) * ok[..., None]
+            idx = base + yy.clamp(max=h - 1) * w + xx.clamp(max=w - 1)  # [B, K]
+            v = flat.index_select(0, idx.reshape(-1)).reshape(*idx.shape, c) * ok[..., None]
             out.append((v, idx, ok))
     return out
 
@@ -107,9 +109,9 @@ def grid_sample_torch_backward(feat: torch.Tensor, coords: torch.Tensor, grad_ou
     (v00, *_), (v01, *_), (v10, *_), (v11, *_) = nb
     a3, b3 = a[..., None], b_[..., None]
     weights = ((1 - a3) * (1 - b3), a3 * (1 - b3), (1 - a3) * b3, a3 * b3)
-    gfeat = torch.zeros(bsz, h * w, c, dtype=feat.dtype, device=feat.device)
+    gfeat = torch.zeros(bsz * h * w, c, dtype=feat.dtype, device=feat.device)
     for (_, idx, ok), wt in zip(nb, weights):
-        gfeat.scatter_add_(1, idx[..., None].expand(-1, -1, c), grad_out * wt * ok[..., None])
+        gfeat.index_add_(0, idx.reshape(-1), (grad_out * wt * ok[..., None]).reshape(-1, c))
     dvx = (1 - b3) * (v01 - v00) + b3 * (v11 - v10)
     dvy = (1 - a3) * (v10 - v00) + a3 * (v11 - v01)
     dx = (grad_out * dvx).sum(-1) * (w - 1) * gx

@@ -188,8 +188,24 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
     assert out["sampler_gradients_exact"].holds
 
 
+# Seeds of 0-6 on which the binding claim pruning_loses_geometry fails (evidence:
+# benchmarks/grids_seeds.csv): the registry's "blocked". Learned top-K then finds the contact
+# token (its saliency learns through the straight-through gate) and beats GridS, whose points
+# do not lock onto the contact point.  The CI seeds 0 and 1 hold; a CI seed listed here would
+# be a strict xfail, so a change of status is always revisited.
+BLOCKED_SEEDS = {3: "top-K@4 4.26 px vs GridS@4 5.33 px", 4: "top-K@4 3.52 px vs GridS@4 4.28 px"}
+
+
+def test_registry_status_matches_the_blocked_seeds():
+    from icml26 import papers
+
+    status = papers.get("grids").status
+    assert status == ("blocked" if BLOCKED_SEEDS else "reproduced"), status
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(
+    s in BLOCKED_SEEDS, strict=True, reason=BLOCKED_SEEDS.get(s, ""))) for s in (0, 1)])
 def test_expected_claims_hold(seed):
     bad = [c for c in grids.claims(seed) if c.expected and not c.holds]
     assert not bad, [(c.name, c.measured, c.note) for c in bad]

@@ -27,6 +27,13 @@ one query) -- ``PolicyConfig.scout_input = "map"``; ``"mean"`` keeps the code's 
 then the points do not lock onto the contact point: GridS's position comes through the
 continuous coordinates (and their embedding), and its angle is not learned (F3, claims notes).
 
+What holds at quick scale (seeds 0-6, ``benchmarks/grids_seeds.csv``): the sampler's forward
+and both gradients match ``F.grid_sample``; the analytic FLOPs cut.  NOT robustly: GridS@4
+beats learned top-K@4 by >= 1.5x on seeds 0, 1, 2, 5, 6 but not on 3 and 4, where top-K's
+saliency finds the contact token and wins (the binding ``pruning_loses_geometry`` fails: the
+paper is blocked); GridS@4's success rate stays 0.13-0.21 below the all-tokens reference on every
+seed (``grids4_matches_full``, reported).
+
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.  Sampling goes
 through ``icml26.kernels.grid_sample`` (``impl="auto"``: Triton on CUDA tensors, its torch
 twin with the same hand-written backward on CPU).
