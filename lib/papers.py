@@ -85,13 +85,13 @@ PAPERS: tuple[Paper, ...] = (
           "2603.06507", "reproduced"),
     Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "planned"),
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
-          "", "planned"),
+          "", "blocked"),
     Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "reproduced"),
     Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "reproduced"),
     Paper("detectrouter", "Minimizing Mismatch Risk: A Prototype-Based Routing Framework for "
           "Zero-shot LLM-generated Text Detection", "2602.01240", "blocked"),
     Paper("red", "Reasoning-preserved Efficient Distillation of LLMs via Activation-aware "
-          "Initialization", "2605.29327", "planned"),
+          "Initialization", "2605.29327", "blocked"),
     Paper("evoclaw", "EvoClaw: Evaluating AI Agents on Continuous Software Evolution",
           "2603.13428", "reproduced"),
 )
