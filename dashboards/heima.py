@@ -28,10 +28,20 @@ COLORS = {"nocot": "#7f7f7f", "cot": "#d62728", "heima": "#1f77b4", "pause": "#f
 
 # --------------------------------------------------------------------------- charts (F1-F4)
 def pareto_chart(rows: list[dict], title: str = "Accuracy vs generated tokens") -> Chart:
-    """F1: one point per model (log token axis: CoT emits 5x more)."""
-    return Chart(title, "generated tokens per answer", "answer accuracy", [
-        Series(COLORS[r["kind"]], [r["generated_tokens"]], [r["accuracy"]], r["model"],
-               kind="scatter") for r in rows], x_log=True)
+    """F1: one point per model (log token axis: CoT emits 5x more); grey: the best accuracy
+    reached with at most that many tokens (the Pareto front); dashed: CoT's accuracy."""
+    pts = sorted((r["generated_tokens"], r["accuracy"]) for r in rows)
+    front_x, front_y, best = [], [], -1.0
+    for x, y in pts:
+        best = max(best, y)
+        front_x.append(x)
+        front_y.append(best)
+    series = [Series("lightgrey", front_x, front_y, "best so far", width=6)]
+    series += [Series(COLORS[r["kind"]], [r["generated_tokens"]], [r["accuracy"]], r["model"],
+                      kind="scatter") for r in rows]
+    series += [Series(COLORS["cot"], kind="hline", at=r["accuracy"], dash="dashed", width=1)
+               for r in rows if r["kind"] == "cot"]
+    return Chart(title, "generated tokens per answer", "answer accuracy", series, x_log=True)
 
 
 def gap_chart(rows: list[dict], shuffled: bool = True,
