@@ -93,6 +93,8 @@ class GridsExplorer(ExplorerBase):
     method = param.Selector(default="grids", objects=["grids", "topk", "avgpool", "random"],
                             doc="How the K tokens are chosen (GridS: continuous points from "
                                 "the scout; top-K: learned saliency, straight-through).")
+    margin = param.Number(0.0, bounds=(0.0, 0.3), step=0.02,
+                          doc="Coordinate margin: points live in [m, 1 - m]^2.")
     coord_embed = param.Boolean(True, doc="Add the coordinate embedding 2 -> 64 -> d to "
                                           "each token (the code's optional embedding).")
     scout_input = param.Selector(default="map", objects=list(grids.SCOUT_INPUTS),
@@ -104,8 +106,6 @@ class GridsExplorer(ExplorerBase):
     noise_scale = param.Number(0.1, bounds=(0.0, 1.0), step=0.05,
                                doc="Exploration noise on the pooled feature while training "
                                    "(code: 0.1).")
-    margin = param.Number(0.0, bounds=(0.0, 0.3), step=0.02,
-                          doc="Coordinate margin: points live in [m, 1 - m]^2.")
     contact_radius = param.Number(1.5, bounds=(0.5, 4.0), step=0.25,
                                   doc="Contact disc radius in px (smaller = more precision "
                                       "needed).")

@@ -74,8 +74,10 @@ def claims_for(cfg: GridsConfig, seed: int = 0) -> list[Claim]:
     with table.guard(["pruning_loses_geometry", "grids4_matches_full"]):
         rows = claim_rows(cfg, seed)
         full, gs, tk = rows["full"], rows["grids"], rows["topk"]
+        reference = ("the encoder's pretraining readout over all 256 tokens"
+                     if cfg.all_tokens == "readout" else f"a head trained {cfg.full_steps} steps")
         shortcut = (f"encoder pretrained once per seed ({cfg.pretrain_steps} steps) and frozen; "
-                    f"heads trained {cfg.head_steps} steps (all tokens: {cfg.full_steps}); "
+                    f"heads trained {cfg.head_steps} steps; all tokens = {reference}; "
                     f"{gs['n_test']} test scenes; scout reads the attention-pooled feature "
                     f"({cfg.policy.scout_input!r})")
         table.add("pruning_loses_geometry", tk["error_px"] / gs["error_px"],
