@@ -10,13 +10,14 @@ seeded from ``seed``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
 
-from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import cache_dir, cached, check_choice, check_int, generator
 from icml26.common import config_for as preset
 from icml26.grids.models import METHODS, Encoder, TokenPolicy, head_flops
 from icml26.grids.scenes import SceneConfig, action_errors, action_targets, make_scenes
@@ -157,7 +158,14 @@ def pretrain_encoder(cfg: GridsConfig, seed: int, data: dict) -> dict:
 
 def features(cfg: GridsConfig, seed: int) -> dict:
     """The frozen encoder's maps ``[n, 16, 16, C]`` and pooled features ``[n, C]`` of every
-    scene, with the scenes (the encoder is cached; the features are recomputed)."""
+    scene, with the scenes (the encoder is cached on disk; the features of the last two
+    (encoder, seed, cache folder) are kept in memory, so a notebook computes them once)."""
+    key = replace(cfg, policy=PolicyConfig(), ks=(), figure_methods=(), head_steps=1)
+    return _features(key, seed, str(cache_dir()))
+
+
+@functools.lru_cache(maxsize=2)
+def _features(cfg: GridsConfig, seed: int, cache_root: str) -> dict:
     data = scenes(cfg, seed)
     state = cached(PAPER, "encoder", _encoder_key(cfg), seed, CACHE_VERSION,
                    lambda: pretrain_encoder(cfg, seed, data))
@@ -300,7 +308,7 @@ def figure_flops_data(cfg: GridsConfig, ks=None) -> list[dict]:
 def figure_coords_data(cfg: GridsConfig, seed: int, k: int = 4, n_show: int = 8) -> dict:
     """F3: test images, their contact points and GridS's K sampling points (pixels)."""
     row = run_policy(cfg, "grids", k, seed)
-    data = scenes(cfg, seed)
+    data = features(cfg, seed)
     n0 = data["n_train"]
     return {"images": data["img"][n0: n0 + n_show], "contact": data["act"][n0: n0 + n_show],
             "coords": row["coords_px"][:n_show], "k": k}
