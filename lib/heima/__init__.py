@@ -44,6 +44,7 @@ from icml26.heima.experiments import (
     figure_hop_limit_data,
     figure_information_gap_data,
     figure_pareto_data,
+    seed_record,
     trained,
     with_mutation,
 )
@@ -83,6 +84,7 @@ __all__ = [
     "TrainConfig", "Vocab", "answer_accuracy", "build", "claims", "claims_for",
     "config_for", "content_accuracy", "context_len", "evaluate", "figure_curves_data",
     "figure_hop_limit_data", "figure_information_gap_data", "figure_pareto_data",
-    "generated_len", "load", "phases", "read_answer", "stage_texts", "tokens_to_answer",
+    "generated_len", "load", "phases", "read_answer", "seed_record", "stage_texts",
+    "tokens_to_answer",
     "train", "trained", "with_mutation",
 ]

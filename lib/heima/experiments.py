@@ -151,3 +151,14 @@ def with_mutation(cfg: HeimaConfig, mutation: str) -> HeimaConfig:
     if mutation == "detach":
         return replace(cfg, detach=True)
     raise ValueError(f"mutation must be 'no_interpreter_loss' or 'detach', got {mutation!r}")
+
+
+def seed_record():
+    """``benchmarks/heima_seeds.csv`` (every claim on seeds 0-6, with the CPU seconds of each
+    seed's claims from an empty cache) as a DataFrame; empty when absent."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "heima_seeds.csv"
+    return pd.read_csv(path) if path.exists() else pd.DataFrame()
