@@ -71,7 +71,7 @@ def coords_plot(data: dict, cols: int = 4) -> hv.Layout:
     """F3: test scenes with their contact point (green ring) and GridS's K points (cyan)."""
     panels = []
     for img, contact, pts in zip(data["images"], data["contact"], data["coords"]):
-        rgb = hv.RGB(np.flipud(img.permute(1, 2, 0).numpy()), bounds=(0, 0, 64, 64),
+        rgb = hv.RGB(img.permute(1, 2, 0).numpy(), bounds=(0, 0, 64, 64),  # row 0 on top
                      kdims=["x (px)", "y (px, flipped)"])
         y = lambda v: 64 - np.asarray(v)  # noqa: E731 - image rows grow downwards
         panels.append((rgb * hv.Points((contact[:1].numpy() + 0.5, y(contact[1:2].numpy() + 0.5)))
