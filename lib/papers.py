@@ -80,7 +80,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("lpds", "Lagrangian Perturbation Diffusion Steering: Latent RL for Generative "
           "Policies", "2606.01151", "reproduced"),
     Paper("grids", "See What Matters: Differentiable Grid Sample Pruning for Generalizable VLA",
-          "2605.11817", "planned"),
+          "2605.11817", "blocked"),
     Paper("selfflow", "Self-Supervised Flow Matching for Scalable Multi-Modal Synthesis",
           "2603.06507", "reproduced"),
     Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "planned"),
