@@ -83,7 +83,7 @@ PAPERS: tuple[Paper, ...] = (
           "2605.11817", "blocked"),
     Paper("selfflow", "Self-Supervised Flow Matching for Scalable Multi-Modal Synthesis",
           "2603.06507", "reproduced"),
-    Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "planned"),
+    Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "blocked"),
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
           "", "blocked"),
     Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "reproduced"),
