@@ -152,8 +152,11 @@ class GridsExplorer(ExplorerBase):
                                   clutter=int(self.clutter))
         _, act = grids.make_scenes(scene, 1, torch.Generator().manual_seed(self.seed))
         cx, cy, th = act[0].tolist()
-        scout = grids.Scout(32, self.k, margin=float(self.margin))
-        with torch.no_grad():
+        # the untrained scout's start points at this seed (its init draws from torch's global
+        # RNG: forked, so a redraw shows the same points and leaves the global state alone)
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(self.seed)
+            scout = grids.Scout(32, self.k, margin=float(self.margin))
             start = scout(torch.zeros(1, 16, 16, 32))[0].numpy() * 63
         side = math.isqrt(self.k)
         cells = (np.arange(side) + 0.5) * 64 / side - 0.5

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from icml26 import gsrq
@@ -120,9 +120,13 @@ def test_cluster_means_shrink_jensen(seed, k):
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), delta=st.floats(-0.5, 0.5).filter(lambda v: abs(v) > 1e-3))
 def test_gskm_gain_is_l2_optimal_given_the_shape(seed, delta):
-    """Property: scaling the fitted cluster gains (same codes) never lowers distortion."""
+    """Property: at a fixed point of GSKM (one more iteration changes nothing), scaling the
+    fitted cluster gains (same codes) never lowers distortion. Before convergence it can: the
+    last gains were fitted to the previous assignment (seed 397 at 6 iterations)."""
     x = torch.randn(120, 6, generator=gen(seed))
-    stage = fit_stage(x, QuantConfig(n_codes=5, method="gskm", iters=6), gen(seed))
+    stage = fit_stage(x, QuantConfig(n_codes=5, method="gskm", iters=40), gen(seed))
+    again = fit_stage(x, QuantConfig(n_codes=5, method="gskm", iters=41), gen(seed))
+    assume(torch.equal(stage.gains, again.gains) and torch.equal(stage.shapes, again.shapes))
     idx, x_hat = gsrq.assign(x, stage)
     moved = (stage.gains[idx] * (1 + delta))[:, None] * stage.shapes[idx]
     assert sse(x, moved) >= sse(x, x_hat) * (1 - 1e-5)
