@@ -25,7 +25,7 @@ import param
 import torch
 
 from icml26 import place_fields as pf
-from icml26.dashboards.app import ExplorerBase, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 from icml26.place_fields import lm
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
@@ -322,21 +322,23 @@ class PlaceFieldsExplorer(ExplorerBase):
 
     @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
                    "phases_per_module", "env_length")
-    def field_view(self) -> hv.Overlay | hv.Element:
-        """The place field of one cell along the 1-D track at the current sigma."""
-        return self._valid_or_last("field", self._field_plot)
-
-    def _field_plot(self) -> hv.Overlay:
-        grid = self.grid_config()
-        field = _field(grid, float(self.sigma), "1D")
+    def field_chart(self) -> Chart | None:
+        """The place field of one cell along the 1-D track at the current sigma (a live
+        figure: a slider step writes new numbers, HoloViews is not re-run); ``None`` while
+        the settings are invalid (the alert says why, the last valid field stays)."""
+        try:
+            grid = self.grid_config()
+            field = _field(grid, float(self.sigma), "1D")
+        except ValueError:
+            return None
         width = float(pf.fwhm(torch.as_tensor(field["field"])[None],
                               torch.as_tensor(field["x"]), grid.centre)[0])
-        # a static title and a text glyph: a slider move patches data, nothing is re-laid out
-        label = hv.Text(float(field["x"][0]), 1.05, f"sigma = {self.sigma:g} m, "
-                        f"FWHM = {width:.3f} m", halign="left", fontsize=9)
-        curve = hv.Curve((field["x"], field["field"]), "position (m)", "normalised rate")
-        return (curve * label).opts(title="Place field on the 1-D track", responsive=True,
-                                    min_height=300, ylim=(-0.02, 1.12))
+        return Chart("Place field on the 1-D track", "position (m)", "normalised rate",
+                     [Series("#1f77b4", field["x"], field["field"],
+                             f"sigma = {self.sigma:g} m, FWHM = {width:.3f} m")])
+
+    def live_charts(self) -> list:
+        return [self.field_chart]
 
     @param.depends("sigma", "decay", "n_modules", "module_ratio", "lambda0",
                    "phases_per_module", "env_length", "dim")
@@ -421,7 +423,7 @@ class PlaceFieldsExplorer(ExplorerBase):
         return pn.Row(
             controls,
             pn.Column(self._alert,
-                      pn.Row(view(self.field_view), view(self.fwhm_view),
+                      pn.Row(*self.live_panes(), view(self.fwhm_view),
                              sizing_mode="stretch_width"),
                       pn.panel(self._arena_pane, sizing_mode="stretch_width"),
                       pn.Row(view(self.mse_view), view(self.kernel_view),

@@ -83,8 +83,9 @@ class ExplorerBase(pn.viewable.Viewer):
                     if series.kind in ("line", "scatter") else series.at
         return data
 
-    def live_panes(self) -> list[pn.pane.Bokeh]:
-        """Panes of ``live_charts()``, updated in place as their parameters move."""
+    def live_panes(self) -> list[pn.Column]:
+        """Views of ``live_charts()`` (legend above plot), updated in place as their
+        parameters move."""
         figures = LiveFigures(self)
         self._rendered_live.append(figures)
         return [figures.add(chart) for chart in self.live_charts()]

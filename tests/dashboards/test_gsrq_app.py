@@ -11,6 +11,7 @@ pn = pytest.importorskip("panel")
 
 from icml26 import gsrq  # noqa: E402
 from icml26.dashboards import gsrq as app  # noqa: E402
+from icml26.dashboards.app import live  # noqa: E402
 
 
 @pytest.mark.parametrize(("params", "bits"), [
@@ -43,9 +44,10 @@ def test_live_charts_name_their_axes_and_follow_the_data():
     e.stages = 7
     fig = group.figures[0][0].pane.object
     here = fig.renderers[-1].data_source.data
-    assert here["x"][0] == 7 and type(fig.y_range).__name__ == "DataRange1d"
+    assert here["x"][0] == 7 and live.axes_hold_data(fig, e.bits_chart())
     e.param.update(n_codes=16, dim=16)  # 4 bits at M = 16 (was 1): the line moves
     assert max(fig.renderers[0].data_source.data["y"]) == pytest.approx(4.0)
+    assert live.axes_hold_data(fig, e.bits_chart())
 
 
 def test_toy_view_shows_kmeans_shrinkage():

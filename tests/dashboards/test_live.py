@@ -57,6 +57,38 @@ def test_update_writes_new_numbers_and_refuses_another_structure():
         live.update(fig, live.Chart("c", "step", "loss", [live.Series("red", [0], [1])]))
 
 
+def test_live_axes_hold_the_data_and_are_kept_while_it_fills_half():
+    def chart(y):
+        return live.Chart("a", "step", "loss", [live.Series("red", [0, 1, 2], y, "train")])
+    fig = live.figure(chart([1.0, 2.0, 3.0]), live=True)
+    assert fig.y_range.start < 1.0 and fig.y_range.end > 3.0  # padded extent
+    kept = (fig.y_range.start, fig.y_range.end)
+    live.update(fig, chart([1.5, 2.0, 2.9]))  # inside, fills more than half: axes kept
+    assert (fig.y_range.start, fig.y_range.end) == kept
+    live.update(fig, chart([1.0, 2.0, 5.0]))  # leaves the axes: refitted
+    assert fig.y_range.start < 1.0 and fig.y_range.end > 5.0
+    live.update(fig, chart([2.0, 2.1, 2.2]))  # inside but a sliver of it: zoomed in
+    assert fig.y_range.end - fig.y_range.start < 0.5
+    log = live.Chart("a", "step", "loss", [live.Series("red", [1, 10, 100], [0, 1e-3, 1])],
+                     x_log=True, y_log=True)
+    fig = live.figure(log, live=True)  # the non-positive point is not on a log axis
+    assert 0 < fig.y_range.start < 1e-3 and fig.y_range.end > 1
+
+
+def test_live_figures_have_no_toolbar_and_an_html_legend():
+    chart = live.Chart("a", "step", "loss", [
+        live.Series("red", [0, 1], [1, 2], "train <1>"),
+        live.Series("blue", [0, 1], [2, 1], "test", kind="scatter"),
+        live.Series("grey", [0, 1], [1, 1]), live.Series("black", kind="vline", at=0.5)])
+    fig = live.figure(chart, live=True)
+    assert fig.toolbar_location is None and not fig.above
+    legend = live.legend_html(chart)
+    assert legend.count("<span style=\"margin-right") == 2 and "train &lt;1&gt;" in legend
+    assert "red" in legend and "blue" in legend and "grey" not in legend
+    static = live.figure(chart)
+    assert static.toolbar_location == "right" and len(static.above[0].items) == 2
+
+
 def test_chart_ranges_ignore_marks_and_non_finite_points():
     chart = live.Chart("a", "step", "loss", [
         live.Series("red", [0, 1, 2], [1, np.nan, 5]), live.Series("k", kind="hline", at=99)])
@@ -79,6 +111,9 @@ def test_rendered_live_figures_equal_a_fresh_drawing_after_random_steps(slug):
         setattr(explorer, name, random_value(params[name], rng))
         charts = [chart() for chart in explorer.live_charts()]
         if all(c is not None for c in charts):
-            last_valid = [shown(live.figure(c)) for c in charts]
-        for (figure, _), expected in zip(group.figures, last_valid or [], strict=False):
+            last_valid = [(shown(live.figure(c, live=True)), live.legend_html(c))
+                          for c in charts]
+        for (figure, _), (expected, legend) in zip(group.figures, last_valid or [],
+                                                   strict=False):
             assert_same(shown(figure.pane.object), expected)
+            assert figure.legend.object == legend
