@@ -202,14 +202,16 @@ def slider_steps(page, presses: int = 10, timeout_s: float = 30.0,
 
     Timed inside the page, so Playwright's own round trips do not count. A step ends when
     no plot has changed for ``quiet_s``. Presses alternate right/left so the slider
-    never runs into a bound (a press at the bound changes nothing and would time out).
+    never runs into a bound (a press at the bound changes nothing and would time out). The
+    alternation counts every press made on the page, so calls of an odd number of presses
+    do not walk the slider to its bound (heima's hops slider, two steps from it, did).
     """
     page.evaluate(LATENCY_HOOK_JS)
     handle = page.locator(".noUi-handle").first
     out = []
-    for i in range(presses):
+    for _ in range(presses):
         n = page.evaluate("() => window.__icml26_steps.length")
-        handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        handle.press("ArrowRight" if n % 2 == 0 else "ArrowLeft")
         # cheap in-page predicates, so the waiting does not compete with the page's work
         # (polling a fingerprint of every data source did, on pages with many plots)
         page.wait_for_function(
