@@ -294,6 +294,73 @@ def test_robustness_page_counts_results_as_they_come_and_reports_bad_settings(
         page.shutdown()
 
 
+def test_stop_cancels_the_rest_of_a_running_sweep(tmp_path, monkeypatch):
+    pytest.importorskip("panel")
+    from icml26.dashboards.app.sweep_page import RobustnessExplorer
+
+    monkeypatch.setenv("ICML26_SWEEPS", str(tmp_path))
+    page = RobustnessExplorer(task=slow_claims, papers=["recruitment"], n_seeds=8, workers=1)
+    try:
+        assert page.run()
+        deadline = time.time() + 120
+        while page.progress[0] < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert page.progress[0] >= 1, "no task finished"
+        page.stop()
+        page.wait(60)
+        assert "Stopped:" in page.status, page.status
+        done = page.progress[0]
+        assert 1 <= done < 8
+        time.sleep(2)  # cancelled tasks add nothing afterwards
+        assert page.progress[0] == done
+        assert len(sweep.read(tmp_path, ["recruitment"])) == 2 * done  # two claims a seed
+    finally:
+        page.shutdown()
+
+
+class _SlowToStart:
+    """Stands in for ``sweep.connect`` while a LocalCluster starts: blocks until released."""
+
+    dashboard_link = "http://127.0.0.1:8787/status"
+
+    def __init__(self):
+        import threading
+
+        self.asked, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, workers, scheduler):
+        self.asked.set()
+        assert self.release.wait(30)
+        return self
+
+    def submit(self, *args, **kwargs):
+        raise RuntimeError("submit called")
+
+    def close(self):
+        pass
+
+
+def test_stop_while_dask_is_starting_submits_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("panel")
+    from icml26.dashboards.app.sweep_page import RobustnessExplorer
+
+    monkeypatch.setenv("ICML26_SWEEPS", str(tmp_path))
+    starting = _SlowToStart()
+    monkeypatch.setattr(sweep, "connect", starting)
+    page = RobustnessExplorer(task=fake_claims, papers=["recruitment"], n_seeds=5, workers=1)
+    assert page.run()
+    assert starting.asked.wait(30)
+    page.stop()  # before the sweep exists: the run must still end as stopped
+    starting.release.set()
+    page.wait(30)
+    assert "Stopped: 0 of 5 tasks" in page.status, page.status
+    assert page.progress == (0, 5) and len(sweep.read(tmp_path, ["recruitment"])) == 0
+    assert page.run()  # the next Run is not stopped by the old Stop: it submits
+    page.wait(30)
+    assert "submit called" in page.error_message, (page.status, page.error_message)
+    page.shutdown()
+
+
 # --------------------------------------------------------------------------- the file cache
 def _cache_writer(root: str, rounds: int, barrier, n: int) -> None:
     os.environ["ICML26_CACHE"] = root

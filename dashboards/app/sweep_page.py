@@ -5,7 +5,8 @@ Pick papers and a seed range and press Run: each (paper, seed) is one Dask task
 progress bar moves and the claim's bar (held on k of n seeds, with its Wilson 95% interval)
 grows. Seeds already in the sweep dataset are counted at once and not run again (unless
 "recompute" is ticked); results are written to the same dataset as the command line.
-Stop cancels the tasks not yet finished. The link opens Dask's own dashboard.
+Stop cancels the tasks not yet finished, also while Dask is still starting (then nothing is
+submitted). The link opens Dask's own dashboard.
 
 The sweep runs on a thread of its own, so the server keeps answering; every change to the page
 from that thread goes through the document's ``add_next_tick_callback`` (Bokeh's documented
@@ -68,6 +69,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self._done = self._total = 0
         self._client, self._client_key = None, None
         self._sweep: sweep.Sweep | None = None
+        self._stop_requested = False  # Stop pressed during this run (guarded by _lock)
         self._thread: threading.Thread | None = None
         self._doc = None
 
@@ -168,6 +170,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         with self._lock:
             self._counts, self._done, self._total = {}, plan.done, len(plan.papers) * len(
                 plan.seeds)
+            self._stop_requested = False
         if done is not None:
             self._count(done.to_dict("records"))
         self._run_button.disabled, self._stop_button.disabled = True, False
@@ -194,15 +197,22 @@ class RobustnessExplorer(pn.viewable.Viewer):
     def _work(self, plan: sweep.Plan) -> None:
         try:
             if plan.todo:
-                client = self._connect()
-                self._sweep = sweep.Sweep(plan, client, self._task)
-                self._push(partial(self._render, f"Running {len(plan.todo)} tasks on "
-                                                 f"{len(client.scheduler_info()['workers'])} "
-                                                 "Dask workers…"))
-                result = self._sweep.collect(on_task=self._on_task)
-                verb = "Stopped" if result.stopped else "Done"
-                msg = (f"{verb}: {result.completed} of {result.submitted} tasks in "
-                       f"{result.seconds:.1f} s, {result.failed} failed.")
+                client = self._connect()  # seconds for a new LocalCluster: Stop may come
+                with self._lock:
+                    stopped_early = self._stop_requested
+                    if not stopped_early:
+                        self._sweep = sweep.Sweep(plan, client, self._task)
+                if stopped_early:
+                    msg = (f"Stopped: 0 of {len(plan.todo)} tasks, before Dask had started "
+                           "(nothing was submitted).")
+                else:
+                    self._push(partial(self._render, f"Running {len(plan.todo)} tasks on "
+                                       f"{len(client.scheduler_info()['workers'])} "
+                                       "Dask workers…"))
+                    result = self._sweep.collect(on_task=self._on_task)
+                    verb = "Stopped" if result.stopped else "Done"
+                    msg = (f"{verb}: {result.completed} of {result.submitted} tasks in "
+                           f"{result.seconds:.1f} s, {result.failed} failed.")
             else:
                 msg = "Every seed was already in the dataset (tick recompute to run again)."
             self._push(partial(self._render, msg))
@@ -210,7 +220,8 @@ class RobustnessExplorer(pn.viewable.Viewer):
             text = f"Run failed: {type(e).__name__}: {e}"
             self._push(partial(self._fail, text))
         finally:
-            self._sweep = None
+            with self._lock:
+                self._sweep = None
             self._push(self._idle)
 
     def _on_task(self, paper: str, seed: int, rows: list[dict]) -> None:
@@ -229,11 +240,21 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self._run_button.disabled, self._stop_button.disabled = False, True
 
     def stop(self) -> None:
-        """Cancel the tasks not yet finished (results so far are kept and written)."""
-        running = self._sweep
+        """Cancel the tasks not yet finished (results so far are kept and written); pressed
+        while Dask is still starting, the run ends before submitting anything."""
+        with self._lock:  # _work reads the flag and publishes the sweep under the same lock
+            self._stop_requested = True
+            running = self._sweep
         if running is not None:
             running.cancel()
+        if self._thread is not None and self._thread.is_alive():
             self._status.object = "Stopping: cancelling the remaining tasks…"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the current run to end; True when none is running any more."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self._thread is None or not self._thread.is_alive()
 
     def shutdown(self) -> None:
         """Stop and close the Dask client (and its LocalCluster) of this page."""

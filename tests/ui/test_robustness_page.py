@@ -9,10 +9,12 @@ even when an earlier test run left them in the dataset.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from browser import fingerprint
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.ui
 
@@ -30,6 +32,12 @@ def open_page(page, url: str) -> None:
 def progress(page) -> tuple[int, int]:
     bar = page.locator("progress").first
     return int(float(bar.get_attribute("value") or 0)), int(float(bar.get_attribute("max")))
+
+
+def status(page) -> str:
+    """The run's status line, for failure messages."""
+    line = page.get_by_text(re.compile(r"Press|Starting|Running|done|Stopp|Done|failed"))
+    return line.first.inner_text() if line.count() else "(no status line)"
 
 
 def start_run(page, fewer: int = 0) -> None:
@@ -89,7 +97,11 @@ def test_stop_cancels_the_remaining_tasks(page, app_server):
         time.sleep(0.1)
     assert progress(page)[0] >= 1, "no task finished"
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.get_by_text("Stopped:").first.wait_for(timeout=60_000)
+    try:  # also when Stop comes while Dask is still starting (then nothing was submitted)
+        page.get_by_text("Stopped:").first.wait_for(timeout=60_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"no 'Stopped:' 60 s after Stop; progress {progress(page)}, "
+                    f"status: {status(page)!r}")
     done, total = progress(page)
     assert done < total == 8
     before = fingerprint(page)
