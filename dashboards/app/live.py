@@ -6,8 +6,13 @@ model graph), and Panel sends each plot's update as a message of its own. A live
 instead described by ONE function of the explorer returning a :class:`Chart` (numbers,
 labels, colours: no plotting objects); it is drawn once with Bokeh's public plotting API and
 every later step only assigns new columns to its ``ColumnDataSource`` objects, moves its
-``Span`` marks and relabels its legend, all the figures of a step inside one
-:func:`panel.io.hold` (one message, one redraw).
+``Span`` marks and relabels its legend. The charts of a step are computed where the step runs
+(a worker thread of the server), and all its figures are then changed in one
+:func:`panel.io.hold` on the document's event loop (``pn.state.execute``): from the loop,
+Panel sends the held changes as ONE message, so the browser applies them together and paints
+each figure once. (Held on a worker thread, they went out as one message per changed property,
+and the browser painted between them: a step of a three-figure page took 1.2-1.3x the trivial
+app's; see ``benchmarks/dashboard_latency.csv``.)
 
 Axes are ``Range1d`` set here, in the same held message as the data: the extent of the data
 plus 5% (in log space on a log axis), kept while the data stays inside and fills at least half
@@ -23,9 +28,11 @@ the tests; :func:`chart_ranges` gives the data extent the browser test checks ag
 from __future__ import annotations
 
 import html
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import panel as pn
@@ -303,7 +310,10 @@ class LiveFigure:
 
     def refresh(self) -> None:
         """Draw the current chart: in place when its structure is unchanged, else anew."""
-        chart = self.chart_fn()
+        self.draw(self.chart_fn())
+
+    def draw(self, chart: Chart | None) -> None:
+        """Draw ``chart`` (None keeps the last valid figure and marks it stale)."""
         if chart is None:
             self.stale = True
             return
@@ -328,6 +338,8 @@ class LiveFigures:
         self.owner = owner
         self.figures: list[tuple[LiveFigure, frozenset]] = []
         self._watcher = None
+        self._steps = itertools.count(1)  # next() is atomic: steps may run on several threads
+        self._drawn: dict[int, int] = {}  # id(figure) -> the step whose chart it shows
 
     def add(self, chart_fn: Callable[[], Chart | None], **pane_kwargs) -> pn.Column:
         figure_ = LiveFigure(chart_fn, **pane_kwargs)
@@ -341,8 +353,20 @@ class LiveFigures:
         return figure_.view
 
     def _step(self, *events) -> None:
+        """Compute the charts the changed parameters touch, then draw them in one update."""
         changed = {e.name for e in events}
         due = [f for f, names in self.figures if names & changed or f.stale]
+        step = next(self._steps)
+        charts = [(f, f.chart_fn()) for f in due]
+        # on the event loop when served (now when already on it, or without a server)
+        pn.state.execute(partial(self._draw, step, charts))
+
+    def _draw(self, step: int, charts: list) -> None:
+        """Draw a step's charts, skipping any figure a later step has drawn already (two
+        steps computed on two threads may arrive out of order)."""
         with pn.io.hold():
-            for f in due:
-                f.refresh()
+            for f, chart in charts:
+                if self._drawn.get(id(f), 0) > step:
+                    continue
+                self._drawn[id(f)] = step
+                f.draw(chart)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import param
 import pytest
 from bokeh.document import Document
 from bokeh.models import Span
@@ -117,3 +118,32 @@ def test_rendered_live_figures_equal_a_fresh_drawing_after_random_steps(slug):
                                                    strict=False):
             assert_same(shown(figure.pane.object), expected)
             assert figure.legend.object == legend
+
+
+def test_a_step_drawn_late_never_overwrites_a_later_step():
+    """Served, a step's charts are computed on a worker thread and drawn on the event loop:
+    two quick steps may arrive out of order. Each figure keeps the newest step's chart."""
+
+    class Two(pn.viewable.Viewer):
+        a = param.Number(1.0)
+        b = param.Number(1.0)
+
+        @param.depends("a")
+        def chart_a(self):
+            return live.Chart("a", "step", "loss", [live.Series("red", [0, 1], [0, self.a])])
+
+        @param.depends("b")
+        def chart_b(self):
+            return live.Chart("b", "step", "loss", [live.Series("red", [0, 1], [0, self.b])])
+
+    owner = Two()
+    group = live.LiveFigures(owner)
+    group.add(owner.chart_a)
+    group.add(owner.chart_b)
+    fig_a, fig_b = (f for f, _ in group.figures)
+    owner.param.update(a=2.0, b=2.0)  # step 1 (drawn at once: no server here)
+    old_a, old_b = owner.chart_a(), owner.chart_b()
+    owner.a, owner.b = 3.0, 5.0  # steps 2 and 3
+    group._draw(1, [(fig_a, old_a), (fig_b, old_b)])  # step 1 again, arriving late
+    assert shown(fig_a.pane.object)["lines"][0][1][1] == 3.0  # step 2's chart stays
+    assert shown(fig_b.pane.object)["lines"][0][1][1] == 5.0
