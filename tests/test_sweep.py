@@ -294,6 +294,17 @@ def test_robustness_page_counts_results_as_they_come_and_reports_bad_settings(
         page.shutdown()
 
 
+def test_robustness_page_says_what_run_will_do():
+    pytest.importorskip("panel")
+    from icml26.dashboards.app.sweep_page import RobustnessExplorer
+
+    page = RobustnessExplorer(papers=["recruitment"], n_seeds=5)
+    page.first_seed = 3
+    assert "recruitment on seeds 3-7 (5 tasks)" in page.status, page.status
+    page.param.update(papers=["recruitment", "promotion"], recompute=True)
+    assert "on seeds 3-7 (10 tasks; seeds already in the dataset are run again)" in page.status
+
+
 def test_stop_cancels_the_rest_of_a_running_sweep(tmp_path, monkeypatch):
     pytest.importorskip("panel")
     from icml26.dashboards.app.sweep_page import RobustnessExplorer

@@ -142,6 +142,19 @@ class RobustnessExplorer(pn.viewable.Viewer):
         if status is not None:
             self._status.object = status
 
+    @param.depends("papers", "first_seed", "n_seeds", "recompute", watch=True)
+    def _preview(self) -> None:
+        """Say what Run will do with the current settings (while no run is going). Served,
+        a widget change and a button press are handled on two pool threads in no set order,
+        so the page confirms each change: what it says is what Run reads."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        seeds = self.seeds()
+        again = "; seeds already in the dataset are run again" if self.recompute else ""
+        self._status.object = (f"Press **Run** to sweep {', '.join(self.papers) or 'no paper'}"
+                               f" on seeds {seeds[0]}-{seeds[-1]} "
+                               f"({len(self.papers) * len(seeds)} tasks{again}).")
+
     def _push(self, fn) -> None:
         """Run ``fn`` on the document's event loop (direct when there is no server)."""
         if self._doc is None:

@@ -42,11 +42,16 @@ def status(page) -> str:
 
 def start_run(page, fewer: int = 0) -> None:
     """Tick "recompute", take ``fewer`` seeds off the default 8 (the "N seeds" slider, the
-    first on the page) and press Run."""
+    first on the page) and press Run, once the page confirms the settings: the server
+    handles a widget change and a button press on two threads in no set order, so a Run
+    pressed at once may read the settings from before the change."""
     handle = page.locator(".noUi-handle").first
     for _ in range(fewer):
         handle.press("ArrowLeft")
     page.get_by_role("checkbox").first.check()  # the only one: recompute
+    last = 7 - fewer
+    page.get_by_text(f"on seeds 0-{last} ({last + 1} tasks; seeds already in the dataset "
+                     "are run again)").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Run", exact=True).click()
 
 
