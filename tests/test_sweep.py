@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -335,8 +336,6 @@ class _SlowToStart:
     dashboard_link = "http://127.0.0.1:8787/status"
 
     def __init__(self):
-        import threading
-
         self.asked, self.release = threading.Event(), threading.Event()
 
     def __call__(self, workers, scheduler):

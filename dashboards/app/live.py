@@ -301,6 +301,7 @@ class LiveFigure:
         chart = chart_fn()
         self.structure = chart.structure() if chart is not None else None
         self.stale = chart is None  # nothing valid drawn yet: draw at the next valid step
+        self.step = 0  # the parameter step whose chart is drawn (LiveFigures counts them)
         self.pane = pn.pane.Bokeh(figure(chart, live=True) if chart is not None else None,
                                   sizing_mode="stretch_width", **pane_kwargs)
         self.legend = pn.pane.HTML(legend_html(chart) if chart is not None else "",
@@ -308,12 +309,9 @@ class LiveFigure:
         #: what the page shows: the legend above the plot
         self.view = pn.Column(self.legend, self.pane, sizing_mode="stretch_width")
 
-    def refresh(self) -> None:
-        """Draw the current chart: in place when its structure is unchanged, else anew."""
-        self.draw(self.chart_fn())
-
     def draw(self, chart: Chart | None) -> None:
-        """Draw ``chart`` (None keeps the last valid figure and marks it stale)."""
+        """Draw ``chart``: in place when its structure is unchanged, else anew (None keeps
+        the last valid figure and marks it stale)."""
         if chart is None:
             self.stale = True
             return
@@ -339,7 +337,6 @@ class LiveFigures:
         self.figures: list[tuple[LiveFigure, frozenset]] = []
         self._watcher = None
         self._steps = itertools.count(1)  # next() is atomic: steps may run on several threads
-        self._drawn: dict[int, int] = {}  # id(figure) -> the step whose chart it shows
 
     def add(self, chart_fn: Callable[[], Chart | None], **pane_kwargs) -> pn.Column:
         figure_ = LiveFigure(chart_fn, **pane_kwargs)
@@ -366,7 +363,7 @@ class LiveFigures:
         steps computed on two threads may arrive out of order)."""
         with pn.io.hold():
             for f, chart in charts:
-                if self._drawn.get(id(f), 0) > step:
+                if f.step > step:
                     continue
-                self._drawn[id(f)] = step
+                f.step = step
                 f.draw(chart)

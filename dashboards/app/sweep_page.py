@@ -192,7 +192,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self._thread = threading.Thread(target=self._work, args=(plan,), daemon=True)
         self._thread.start()
         if wait:
-            self._thread.join()
+            self.wait()
         return True
 
     def _connect(self):
@@ -272,8 +272,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
     def shutdown(self) -> None:
         """Stop and close the Dask client (and its LocalCluster) of this page."""
         self.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        self.wait(30)
         if self._client is not None:
             sweep.close(self._client)
             self._client = None
