@@ -24,6 +24,11 @@ a Python float.  Ties for the top go to the lowest index in the Triton kernel; t
 takes ``torch.topk``'s index, which is unspecified on ties (tests compare winners on tie-free
 inputs and values everywhere).
 
+Precision.  float32 only; comparisons and copies (no arithmetic beyond the reserve clamp), so
+values are bit-identical to the reference.  ``impl="auto"`` is Triton for CUDA tensors at every
+shape: no crossover against torch eager / ``torch.compile`` has been measured yet (``python -m
+icml26.kernels.bench`` measures it on a GPU).
+
 References.  Triton tutorials (fused softmax: one row tile per program, masks); Liger-Kernel
 (torch reference + ``impl`` switch); the spec ``shared/specs/ad_auctions.md``.
 """

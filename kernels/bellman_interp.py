@@ -37,6 +37,15 @@ Constraints.  ``v`` float32 or float64 (the library uses float64 to converge to 
 arithmetic in that dtype), ``NX >= 2`` sorted grid, thresholds strictly increasing, costs
 ``> 0``.  ``par[b] = (a_step, gamma, delta, beta, c_plus, c_minus)``.
 
+Precision.  All arithmetic in ``v``'s dtype (no transcendentals: adds, multiplies, one
+division per candidate, comparisons); ``tol`` is a float64 kernel argument cast to that dtype
+(a plain Python float would be a float32 scalar in the compiled kernel).  float64 is within
+1e-12 of the float64 reference.
+
+``impl="auto"`` is Triton for CUDA tensors at every shape: no crossover against torch eager /
+``torch.compile`` has been measured yet (``python -m icml26.kernels.bench`` measures it on a
+GPU).
+
 References.  Triton tutorials (row programs, masked loads); Liger-Kernel (torch reference +
 ``impl`` switch); Puterman, *Markov Decision Processes*, 6.3 (value iteration).
 """
@@ -51,6 +60,8 @@ import torch
 try:  # triton is a hard dependency, but keep CPU-only importers alive if it is broken
     import triton
     import triton.language as tl
+
+    from ._fp64 import fp64
 except ImportError:  # pragma: no cover
     triton = None
 
@@ -245,14 +256,15 @@ if triton is not None:
                                stride_qb, stride_ql, stride_qx,
                                stride_mb, stride_rb, stride_pb,
                                stride_ob, stride_ol, stride_ox,
-                               n_batch, n_levels, n_x, n_q, n_a, n_gap, n_search, tol,
-                               BLOCK: tl.constexpr):
+                               n_batch, n_levels, n_x, n_q, n_a, n_gap, n_search,
+                               tol_arg: fp64, BLOCK: tl.constexpr):
         pid = tl.program_id(0).to(tl.int64)
         b = pid // n_levels
         ok = b < n_batch  # always true for the launch grid; masks the per-row scalar loads
         lvl = pid % n_levels
         offs = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
         qmask = offs < n_q
+        tol = tl.full([], tol_arg, v_ptr.dtype.element_ty)  # float64 argument, tensor dtype
         x = tl.load(xq_ptr + b * stride_qb + lvl * stride_ql + offs * stride_qx, mask=qmask,
                     other=0.0)
         par = par_ptr + b * stride_pb

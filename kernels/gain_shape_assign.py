@@ -31,8 +31,17 @@ atomics make the fp32 summation order (and so the last bits) run-dependent on a 
 
 Constraints.  ``x``: ``[N, d]`` float32, finite; ``shapes``: ``[K, d]`` float32 (unit rows for
 ``rule="cos"``; any rows are accepted); ``gains``: ``[K]`` float32, required for ``rule="l2"``;
-``1 <= d <= 256``, ``K >= 1``.  ``tl.dot`` runs with ``input_precision="ieee"`` so the fp32
-scores are not rounded to TF32 (which would change argmaxes near ties on a GPU).
+``1 <= d <= 256``, ``K >= 1``.  ``tl.dot`` runs with ``input_precision="ieee"`` by default so
+the fp32 scores are not rounded to TF32 (which would change argmaxes near ties on a GPU);
+``precision="tf32x3"`` puts the products on tensor cores (3xTF32: a TF32 product of the high
+parts plus the two cross terms, close to fp32 accuracy).  Under the interpreter both are
+numpy fp32 matmuls, so only a GPU run tells them apart.
+
+Precision. float32 only, fp32 accumulation of the ``x . s`` products (FMA order differs from
+cuBLAS: best scores agree to fp32 rounding; ``tf32x3``: to about fp32 rounding); the ``cos``
+rule's norm uses Triton's fast fp32 ``tl.sqrt``. ``impl="auto"`` is Triton for CUDA tensors at
+every shape: no crossover against torch eager / ``torch.compile`` has been measured yet
+(``python -m icml26.kernels.bench`` measures it on a GPU).
 
 References.  Triton tutorials (matmul tiling, masks); FAISS's fused L2-argmin ("k-selection")
 kernels; Liger-Kernel (torch reference + ``impl`` switch); the spec ``shared/specs/gsrq.md``.
@@ -51,6 +60,7 @@ except ImportError:  # pragma: no cover
 MAX_DIM = 256
 RULES = ("cos", "l2")
 IMPLS = ("auto", "triton", "torch")
+DOT_PRECISIONS = ("ieee", "tf32x3")
 #: Rows per chunk of the torch reference: bounds its ``[chunk, K]`` score block (8 MB at K=256).
 REF_CHUNK = 8192
 
@@ -100,7 +110,8 @@ if triton is not None:
                                   n_rows, n_codes, dim,
                                   stride_xn, stride_xd, stride_sk, stride_sd,
                                   BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                                  BLOCK_D: tl.constexpr, L2_RULE: tl.constexpr):
+                                  BLOCK_D: tl.constexpr, L2_RULE: tl.constexpr,
+                                  DOT_PRECISION: tl.constexpr):
         pid = tl.program_id(0).to(tl.int64)
         rows = pid * BLOCK_N + tl.arange(0, BLOCK_N)
         row_ok = rows < n_rows
@@ -117,7 +128,7 @@ if triton is not None:
             s = tl.load(s_ptr + codes[None, :].to(tl.int64) * stride_sk
                         + dd[:, None] * stride_sd,
                         mask=d_ok[:, None] & code_ok[None, :], other=0.0)  # [BLOCK_D, BLOCK_K]
-            dots = tl.dot(x, s, input_precision="ieee")  # [BLOCK_N, BLOCK_K], fp32
+            dots = tl.dot(x, s, input_precision=DOT_PRECISION)  # [BLOCK_N, BLOCK_K], fp32
             if L2_RULE:
                 g = tl.load(g_ptr + codes, mask=code_ok, other=0.0)
                 score = 2.0 * g[None, :] * dots - (g * g)[None, :]
@@ -177,14 +188,17 @@ def _check_rows(x: torch.Tensor, name: str = "x") -> None:
 
 def gain_shape_assign(x: torch.Tensor, shapes: torch.Tensor, gains: torch.Tensor | None = None,
                       rule: str = "cos", impl: str = "auto", block_n: int = 32,
-                      block_k: int = 32, out: tuple[torch.Tensor, torch.Tensor] | None = None
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
+                      block_k: int = 32, out: tuple[torch.Tensor, torch.Tensor] | None = None,
+                      precision: str = "ieee") -> tuple[torch.Tensor, torch.Tensor]:
     """Nearest gain-shape codeword of every row, without an ``N x K`` score matrix.
 
     ``x [N, d]``, ``shapes [K, d]``, ``gains [K]`` (``rule="l2"``) -> ``(idx [N] int64,
     best [N] float32)``. ``impl="auto"`` runs Triton on CUDA tensors and the torch reference
     otherwise; ``"triton"`` forces the kernel (on CPU only under ``TRITON_INTERPRET=1``).
     ``out=(idx, best)`` writes into given buffers (tests pre-fill them with -1 / NaN).
+    ``precision`` is the Triton path's ``tl.dot`` input precision: ``"ieee"`` (default: fp32
+    FMAs, no tensor cores) or ``"tf32x3"`` (three TF32 tensor-core products, about fp32
+    accuracy; the tensor-core path issue 29 asks for, not timed yet, so not the default).
     """
     _check_rows(x)
     _check_rows(shapes, "shapes")
@@ -215,6 +229,8 @@ def gain_shape_assign(x: torch.Tensor, shapes: torch.Tensor, gains: torch.Tensor
         idx.copy_(ref_idx)
         best.copy_(ref_best)
         return idx, best
+    if precision not in DOT_PRECISIONS:
+        raise ValueError(f"precision must be one of {DOT_PRECISIONS}, got {precision!r}")
     for b, name in ((block_n, "block_n"), (block_k, "block_k")):
         if b < 16 or b & (b - 1):
             raise ValueError(f"{name} must be a power of two >= 16 (tl.dot), got {b}")
@@ -229,7 +245,8 @@ def gain_shape_assign(x: torch.Tensor, shapes: torch.Tensor, gains: torch.Tensor
     _gain_shape_assign_kernel[grid](x, shapes, g, idx, best, n, shapes.shape[0], d,
                                     x.stride(0), x.stride(1), shapes.stride(0),
                                     shapes.stride(1), BLOCK_N=block_n, BLOCK_K=block_k,
-                                    BLOCK_D=block_d, L2_RULE=rule == "l2")
+                                    BLOCK_D=block_d, L2_RULE=rule == "l2",
+                                    DOT_PRECISION=precision)
     return idx, best
 
 

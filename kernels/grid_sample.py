@@ -36,6 +36,12 @@ float32, ``(x, y)`` order; ``H, W >= 1``.
 same gather / scatter-add algorithm in plain torch -- otherwise; ``"triton"`` forces the
 kernels (on CPU only under ``TRITON_INTERPRET=1``); ``"reference"`` is ``F.grid_sample``.
 
+Precision.  The Triton kernels take float32 only (fp32 weights, gathers and atomics; atomics
+make the backward's summation order nondeterministic at fp32 rounding); the torch twin and the
+reference also take float64.  ``impl="auto"`` is Triton for CUDA tensors at every shape: no
+crossover against torch eager / ``torch.compile`` has been measured yet (``python -m
+icml26.kernels.bench`` measures it on a GPU).
+
 References.  PyTorch ``GridSampler.cpp`` (border clamping and its gradient); the authors'
 ``ActiveTokenSampler`` (Fediory/Grid-Sampler, ``core_idea/grid_pytorch.py``); Triton
 tutorials; Liger-Kernel (torch reference + ``impl`` switch).

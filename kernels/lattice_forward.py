@@ -26,6 +26,14 @@ float64 ``[K, V]`` (``-inf`` allowed); ``1 <= L <= 32``; ``1 <= K <= 256``.  The
 sequential in ``t``: a program re-reads values it stored itself, after a
 ``tl.debug_barrier()``.
 
+Precision.  The recursion runs in ``logp``'s dtype.  float64: adds, max, ``exp`` and ``log``
+are float64 (libdevice ``__nv_exp``/``__nv_log`` when compiled, see ``_fp64.py``), within
+1e-12 relative of the float64 reference.  float32: float32 with Triton's fast ``tl.exp``.
+
+``impl="auto"`` is Triton for CUDA tensors at every shape: no crossover against torch eager /
+``torch.compile`` has been measured yet (``python -m icml26.kernels.bench`` measures it on a
+GPU).
+
 References.  Kudo (2018), "Subword regularization" (the unigram LM lattice); Triton tutorials
 (one program per row, masked loads); Liger-Kernel (torch reference + ``impl`` switch).
 """
@@ -37,6 +45,9 @@ import torch
 try:  # triton is a hard dependency, but keep CPU-only importers alive if it is broken
     import triton
     import triton.language as tl
+
+    from ._fp64 import exp as _exp
+    from ._fp64 import log as _log
 except ImportError:  # pragma: no cover
     triton = None
 
@@ -75,7 +86,7 @@ if triton is not None:
                                 stride_eb, stride_et, stride_el, stride_wk, stride_wv,
                                 stride_ab, stride_at, stride_ak,
                                 BLOCK_L: tl.constexpr, BLOCK_K: tl.constexpr,
-                                MAX_SEMIRING: tl.constexpr):
+                                MAX_SEMIRING: tl.constexpr, F64: tl.constexpr):
         b = tl.program_id(0).to(tl.int64)
         ll = tl.arange(0, BLOCK_L)  # edge length - 1
         kk = tl.arange(0, BLOCK_K)
@@ -101,9 +112,9 @@ if triton is not None:
             else:
                 finite = m > float("-inf")
                 m_safe = tl.where(finite, m, 0.0)
-                tot = tl.sum(tl.where(m2, tl.exp(s - m_safe[None, :]), 0.0), axis=0)
+                tot = tl.sum(tl.where(m2, _exp(s - m_safe[None, :], F64), 0.0), axis=0)
                 tot = tl.where(finite, tot, 1.0)  # no log(0) on rows without an edge
-                out = tl.where(finite, m_safe + tl.log(tot), float("-inf"))
+                out = tl.where(finite, m_safe + _log(tot, F64), float("-inf"))
             tl.store(a_row + t * stride_at + kk * stride_ak,
                      out.to(a_ptr.dtype.element_ty), mask=k_ok)
 
@@ -167,7 +178,7 @@ def lattice_forward(edges: torch.Tensor, logp: torch.Tensor, semiring: str = "lo
         edges.stride(0), edges.stride(1), edges.stride(2), logp.stride(0), logp.stride(1),
         out.stride(0), out.stride(1), out.stride(2),
         BLOCK_L=triton.next_power_of_2(n_l), BLOCK_K=triton.next_power_of_2(n_k),
-        MAX_SEMIRING=semiring == "max")
+        MAX_SEMIRING=semiring == "max", F64=logp.dtype == torch.float64)
     return out
 
 

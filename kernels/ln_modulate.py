@@ -24,6 +24,12 @@ inference (probing, sampling); training runs the torch reference (autograd), and
 :func:`ln_modulate` refuses ``impl="triton"`` on inputs that require grad rather than silently
 dropping the gradient.
 
+Precision.  float32, bf16 or fp16 storage; mean, variance, ``1/sqrt(var + eps)`` (fast fp32
+``tl.sqrt``) and the modulation in fp32, the output cast to ``x.dtype`` (as the reference).  No
+float64 path.  ``impl="auto"`` is Triton for CUDA tensors at every shape: no crossover against
+torch eager / ``torch.compile`` has been measured yet (``python -m icml26.kernels.bench``
+measures it on a GPU).
+
 References.  Triton tutorial "Layer Normalization"; DiT (Peebles & Xie, adaLN ``modulate``);
 black-forest-labs/Self-Flow ``modulate_per_token``; Liger-Kernel (reference + ``impl`` switch).
 """

@@ -32,6 +32,12 @@ oracle) with ``N < 2^31`` elements; ``delta > 0``;
 ``0 <= seed < 2^31``; ``R >= 1``. Hashing runs in int64 with every product below 2^63
 (32-bit operand times a 27-bit constant), so it is exact on every backend.
 
+Precision.  float32 weights and output; the hash uniforms are integer arithmetic (exact), the
+dither and rounding in fp32 with ``delta``, ``w_min``, ``levels`` as fp32 kernel scalars (the
+reference takes float64 too, as the tests' oracle).  ``impl="auto"`` is Triton for CUDA tensors
+at every shape: no crossover against torch eager / ``torch.compile`` has been measured yet
+(``python -m icml26.kernels.bench`` measures it on a GPU).
+
 References.  Triton tutorials (elementwise kernels, masked loads); Liger-Kernel (torch
 reference + ``impl`` switch); Schuchman (1964) for subtractive dither.
 """

@@ -29,6 +29,11 @@ Constraints.  float32 everywhere; ``origins [B, 2]``, ``dirs [R, 2]`` (unit rows
 ``segments [B, S, 4]`` as ``(ax, ay, bx, by)``, ``circles [B, C, 3]`` as ``(cx, cy, rho)``;
 ``S + C >= 1``, ``max_range > 0``.
 
+Precision.  float32 only (fp32 intersections, Triton's fast fp32 ``tl.sqrt``); ``ray_cast_ref``
+also runs in float64, as the tests' oracle.  ``impl="auto"`` is Triton for CUDA tensors at every
+shape: no crossover against torch eager / ``torch.compile`` has been measured yet (``python -m
+icml26.kernels.bench`` measures it on a GPU).
+
 References.  Triton tutorials (one program per row block, masks); the spec
 ``shared/specs/coval.md`` (batched 2-D ray casting, "one program per block of rays").
 """

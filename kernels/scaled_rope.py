@@ -26,6 +26,12 @@ free, e.g. a transposed ``[B, T, H, D]`` projection); ``cos`` and ``sin`` are ``
 float32, ``scale`` is ``[H, D/2]`` float32.  Position offsets (KV caches) are the caller's
 business: pass the rows of the tables for the positions in use.
 
+Precision.  The Triton path takes float16, bfloat16 or float32 and rotates in fp32 (tables are
+fp32), storing in the input dtype; float64 goes to the reference only (the tests' oracle).
+``impl="auto"`` is Triton for CUDA tensors at every shape: no crossover against torch eager /
+``torch.compile`` has been measured yet (``python -m icml26.kernels.bench`` measures it on a
+GPU).
+
 References.  flash-attention's ``apply_rotary`` (tables in, rotate-half layout); the Triton
 tutorials (masked tiles, one program per tile); Liger-Kernel's ``rope`` (q and k in one
 launch, backward as the conjugate rotation); the HIPE scale is from the authors' OLMo fork

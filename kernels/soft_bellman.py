@@ -28,9 +28,18 @@ materialises ``r_x`` and ``Q`` (``B S A C`` numbers each, written and read back)
 the traffic per grid point is the ``S (1 + A)`` outputs plus the (cache-resident, shared)
 game tensors.  This is the inner loop of the landscape sweep over an ``x`` grid.
 
+Precision.  Everything runs in the input dtype.  float64 (the library's path): loads, sums,
+``tau``/``gamma`` (float64 kernel arguments) and ``exp``/``log`` (libdevice ``__nv_exp`` /
+``__nv_log`` when compiled, see ``_fp64.py``) are all float64, within 1e-12 relative of the
+float64 reference.  float32: float32 throughout with Triton's fast ``tl.exp``/``tl.log``.
+
 Constraints.  Float32 or float64 tensors on one device (accumulation in that dtype: float64 on
 the library's path); ``1 <= A, C <= 64``; ``S >= 1``; ``D >= 0``; ``tau > 0``; the opponent
 rows are probability vectors (zeros allowed: ``0 log 0 = 0``).
+
+``impl="auto"`` is Triton for CUDA tensors at every shape: no crossover against torch eager /
+``torch.compile`` has been measured yet (``python -m icml26.kernels.bench`` measures it on a
+GPU).
 
 References.  Triton tutorials (fused softmax: one program per row, masked loads, max-shifted
 exponentials); Liger-Kernel (torch reference + ``impl`` switch); Cen et al., "Fast policy
@@ -45,6 +54,10 @@ import torch
 try:  # triton is a hard dependency, but keep CPU-only importers alive if it is broken
     import triton
     import triton.language as tl
+
+    from ._fp64 import exp as _exp
+    from ._fp64 import fp64
+    from ._fp64 import log as _log
 except ImportError:  # pragma: no cover
     triton = None
 
@@ -70,7 +83,7 @@ if triton is not None:
 
     @triton.jit
     def _soft_bellman_kernel(x_ptr, r0_ptr, f_ptr, p_ptr, v_ptr, opp_ptr, val_ptr, pol_ptr,
-                             n_states, n_a, n_c, n_feat, tau, gamma,
+                             n_states, n_a, n_c, n_feat, tau_arg: fp64, gamma_arg: fp64,
                              stride_xb, stride_xd,
                              stride_rs, stride_ra, stride_rc,
                              stride_fd, stride_fs, stride_fa, stride_fc,
@@ -80,8 +93,11 @@ if triton is not None:
                              stride_valb, stride_vals,
                              stride_polb, stride_pols, stride_pola,
                              BLOCK_A: tl.constexpr, BLOCK_C: tl.constexpr,
-                             BLOCK_T: tl.constexpr):
+                             BLOCK_T: tl.constexpr, F64: tl.constexpr):
         pid = tl.program_id(0).to(tl.int64)
+        # float64 scalars in, cast to the tensors' dtype (float32 kernels stay float32)
+        tau = tl.full([], tau_arg, r0_ptr.dtype.element_ty)
+        gamma = tl.full([], gamma_arg, r0_ptr.dtype.element_ty)
         b = pid // n_states
         s = pid % n_states
         a = tl.arange(0, BLOCK_A)
@@ -112,12 +128,12 @@ if triton is not None:
         o = tl.load(opp_ptr + b * stride_ob + s * stride_os + c * stride_oc, mask=mask_c,
                     other=0.0)
         qa = tl.sum(q * o[None, :], axis=1)
-        ent = tl.sum(tl.where(o > 0, o * tl.log(tl.where(o > 0, o, 1.0)), 0.0), axis=0)
+        ent = tl.sum(tl.where(o > 0, o * _log(tl.where(o > 0, o, 1.0), F64), 0.0), axis=0)
         z = tl.where(mask_a, qa / tau, float("-inf"))
         zmax = tl.max(z, axis=0)
-        e = tl.where(mask_a, tl.exp(z - zmax), 0.0)
+        e = tl.where(mask_a, _exp(z - zmax, F64), 0.0)
         total = tl.sum(e, axis=0)
-        value = tau * (zmax + tl.log(total)) + tau * ent
+        value = tau * (zmax + _log(total, F64)) + tau * ent
         tl.store(val_ptr + b * stride_valb + s * stride_vals, value)
         tl.store(pol_ptr + b * stride_polb + s * stride_pols + a * stride_pola, e / total,
                  mask=mask_a)
@@ -191,5 +207,5 @@ def soft_bellman(x: torch.Tensor, r0: torch.Tensor, feats: torch.Tensor, P: torc
         value.stride(0), value.stride(1),
         policy.stride(0), policy.stride(1), policy.stride(2),
         BLOCK_A=triton.next_power_of_2(n_a), BLOCK_C=triton.next_power_of_2(n_c),
-        BLOCK_T=block_t)
+        BLOCK_T=block_t, F64=r0.dtype == torch.float64)
     return value, policy

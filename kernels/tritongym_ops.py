@@ -30,6 +30,11 @@ Constraints: fp32 CPU/CUDA tensors; the row operators take rows with unit column
 runs Triton on CUDA tensors and the torch reference otherwise.  ``launch(op, kernel, inputs,
 out)`` runs a given kernel object (the oracle or a compiled mutant) into a given output.
 
+Precision: float32 only (fp32 accumulation; Triton's fast ``tl.exp``, ``tl.erf``, ``tl.rsqrt``);
+these are the oracle kernels.  ``impl="auto"`` is Triton for CUDA tensors at every shape: no
+crossover against torch eager / ``torch.compile`` has been measured yet (``python -m
+icml26.kernels.bench`` measures it on a GPU).
+
 References: the Triton tutorials (vector add, fused softmax, layer norm, matmul), Liger-Kernel
 (torch reference + ``impl`` switch), the spec ``shared/specs/tritongym.md``.
 """

@@ -1,5 +1,10 @@
-"""GPU benchmarks of the kernels (``python kernels/bench/bench_<op>.py``), and the one helper
-every benchmark (here and in ``benchmarks/``) records its rows with."""
+"""GPU benchmarks of the kernels, and the one helper every benchmark in ``benchmarks/``
+records its rows with (``append_csv``).
+
+``python -m icml26.kernels.bench [--quick] [--only OP ...] [--out DIR]`` runs every kernel's
+benchmark (``bench_<op>.py``, each runnable alone) on the shared harness (``harness.py``: CUDA
+check, run metadata, copy bandwidth, ``do_bench`` across Triton versions) and writes one CSV
+per kernel plus ``summary.md``; see ``cli.py``."""
 
 from __future__ import annotations
 

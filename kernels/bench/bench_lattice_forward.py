@@ -1,35 +1,26 @@
 """GPU benchmark of the lattice forward pass (``kernels/lattice_forward.py``).
 
 Triton (one program per text, all languages at once) vs the torch reference (gathers the
-``[B, T, L, K]`` edge weights, then ``T`` sequential vectorised steps) on random lattices
-shaped like UniLID's: texts of ``T`` characters, pieces up to ``L = 8``, ``K`` languages, a
-vocabulary of ``V = 2000``, fp32.  Times are ``triton.testing.do_bench`` quantiles (median,
-20%, 80%); ``match`` is the largest absolute difference of the log-likelihoods
-``alpha[b, T]`` between the two.  Throughput counts the bytes the fused kernel must move
-(``8 B T L`` edge ids in, ``4 B (T + 1) K`` forward values out; the table is cache-resident).
-Rows are appended to ``benchmarks/lattice_forward.csv`` (created with a header when absent).
+``[B, T, L, K]`` edge weights, then ``T`` sequential vectorised steps) eager and, outside
+``--quick``, under ``torch.compile`` (its ``T``-step Python loop unrolls: a long compile), on
+random lattices shaped like UniLID's: ``T = 160`` characters, pieces up to ``L = 8``, ``K`` in
+{22 (the paper's languages), 128}, ``V = 2000``, B in {512, 4096, 32768} (quick: 512, 32768),
+fp32.  Bytes moved by the fused kernel: ``8 B T L`` edge ids in, ``4 B (T + 1) K`` out.
 
-    python kernels/bench/bench_lattice_forward.py [--out PATH]
-
-Needs a CUDA GPU: without one it exits with a message and writes nothing (CPU timings of the
-torch path: ``benchmarks/unilid_timings.py``).
+    python -m icml26.kernels.bench --only lattice_forward [--quick] [--out DIR]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import os
 import sys
-from pathlib import Path
 
 import torch
 
-from icml26.kernels.bench import append_csv
+from icml26.kernels.bench import harness
+from icml26.kernels.bench.harness import Case
 
-FIELDS = ["timestamp", "device", "torch", "triton", "impl", "B", "T", "L", "K", "V", "ms",
-          "ms_p20", "ms_p80", "gbps", "match"]
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "benchmarks" / "lattice_forward.csv"
+SHAPES = [(b, 160, 8, k, 2000) for k in (22, 128) for b in (512, 4096, 32768)]
+QUICK = [(b, 160, 8, k, 2000) for k in (22, 128) for b in (512, 32768)]
 
 
 def random_lattice(n_b: int, n_t: int, n_l: int, n_k: int, n_v: int, device,
@@ -43,50 +34,25 @@ def random_lattice(n_b: int, n_t: int, n_l: int, n_k: int, n_v: int, device,
     return edges.to(device), logp.to(device)
 
 
-def run(shapes, device, bench) -> list[dict]:
-    from icml26.kernels.lattice_forward import lattice_forward
+def cases(quick: bool = False):
+    dev = harness.DEVICE
+    from icml26.kernels.lattice_forward import lattice_forward, lattice_forward_ref
 
-    stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else str(device)
-    rows = []
-    for n_b, n_t, n_l, n_k, n_v in shapes:
-        edges, logp = random_lattice(n_b, n_t, n_l, n_k, n_v, device)
-        ref = lattice_forward(edges, logp, impl="torch")[:, -1]
-        moved = 8 * n_b * n_t * n_l + 4 * n_b * (n_t + 1) * n_k
-        for impl in ("triton", "torch"):
-            got = lattice_forward(edges, logp, impl=impl)[:, -1]
-            match = float((got - ref).abs().max())
-            ms, lo, hi = bench(lambda: lattice_forward(edges, logp, impl=impl),  # noqa: B023
-                               quantiles=[0.5, 0.2, 0.8])
-            rows.append({"timestamp": stamp, "device": name, "torch": torch.__version__,
-                         "triton": __import__("triton").__version__, "impl": impl, "B": n_b,
-                         "T": n_t, "L": n_l, "K": n_k, "V": n_v, "ms": ms, "ms_p20": lo,
-                         "ms_p80": hi, "gbps": moved / (ms * 1e-3) / 1e9, "match": match})
-        print(f"B={n_b} T={n_t} K={n_k}: " + ", ".join(
-            f"{r['impl']} {r['ms']:.3f} ms" for r in rows[-2:]), flush=True)
-    return rows
-
-
-SHAPES = [(b, 160, 8, k, 2000) for k in (22, 128) for b in (512, 4096, 32768)]
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = ap.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("bench_lattice_forward: no CUDA device found. This benchmark measures the "
-              "Triton kernel on a GPU; nothing was run or written. (CPU timings: "
-              "benchmarks/unilid_timings.py.)", file=sys.stderr)
-        return 2
-    os.environ.pop("TRITON_INTERPRET", None)
-    from triton.testing import do_bench
-
-    rows = run(SHAPES, torch.device("cuda"), do_bench)
-    append_csv(args.out, rows, FIELDS)
-    print(f"appended {len(rows)} rows to {args.out}")
-    return 0
+    comp = None if quick else harness.compiled(lattice_forward_ref)
+    for n_b, n_t, n_l, n_k, n_v in (QUICK if quick else SHAPES):
+        edges, logp = random_lattice(n_b, n_t, n_l, n_k, n_v, dev)
+        ref = lattice_forward_ref(edges, logp)[:, -1]
+        impls = {"triton": lambda e=edges, w=logp: lattice_forward(e, w, impl="triton"),
+                 "torch-eager": lambda e=edges, w=logp: lattice_forward_ref(e, w)}
+        if comp is not None:
+            impls["torch-compile"] = lambda e=edges, w=logp: comp(e, w)
+        yield Case("lattice_forward", f"B={n_b} T={n_t} L={n_l} K={n_k} V={n_v}", "fp32",
+                   impls, bytes_moved=8 * n_b * n_t * n_l + 4 * n_b * (n_t + 1) * n_k,
+                   error=lambda out, ref=ref: float((out[:, -1] - ref).abs().max()),
+                   note="" if comp is not None else "torch.compile not run under --quick")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from icml26.kernels.bench.cli import main_for
+
+    sys.exit(main_for("lattice_forward"))

@@ -2,32 +2,26 @@
 
 One backup over an x-grid of the PANDA landscape sweep: the quick-scale grid (33 x 33 points,
 S = 3, 3 x 3 actions, D = 2), the paper-scale grid (41 x 41) and larger games (S = 16 and 64,
-8 x 8 actions) at 128 x 128 grid points. Compared: the Triton kernel and the torch reference
-(which materialises ``r_x`` and ``Q``, ``B S A C`` numbers each). Times are
-``triton.testing.do_bench`` medians in float64 (the library's dtype) and float32; rows are
-appended to ``benchmarks/soft_bellman.csv``.
+8 x 8 actions) at 128 x 128 grid points; quick: 41 x 41 and S = 64.  Compared: the Triton
+kernel and the torch reference (materialises ``r_x`` and ``Q``, ``B S A C`` numbers each)
+eager and under ``torch.compile``, float64 (the library's dtype) and float32.  Compute/latency
+bound (the game tensors are cache-resident): no % of copy bandwidth.
 
-    python kernels/bench/bench_soft_bellman.py [--out PATH]
-
-Needs a CUDA GPU: without one it exits with a message and writes nothing.
+    python -m icml26.kernels.bench --only soft_bellman [--quick] [--out DIR]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import sys
-from pathlib import Path
 
 import torch
 
-from icml26.kernels.bench import append_csv
+from icml26.kernels.bench import harness
+from icml26.kernels.bench.harness import Case
 
-FIELDS = ["timestamp", "device", "torch", "triton", "dtype", "B", "S", "A", "C", "D", "impl",
-          "ms", "backups_per_s", "max_abs_diff"]
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "benchmarks" / "soft_bellman.csv"
 SIZES = [(33 * 33, 3, 3, 3, 2), (41 * 41, 3, 3, 3, 2), (128 * 128, 16, 8, 8, 2),
          (128 * 128, 64, 8, 8, 2)]
+QUICK = [(41 * 41, 3, 3, 3, 2), (128 * 128, 64, 8, 8, 2)]
 
 
 def inputs(b, s, a, c, d, dtype, device, seed=0):
@@ -42,41 +36,24 @@ def inputs(b, s, a, c, d, dtype, device, seed=0):
     return [t.to(device=device, dtype=dtype) for t in args]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = ap.parse_args(argv)
-    if not torch.cuda.is_available():
-        print("bench_soft_bellman: no CUDA device found. This benchmark measures the Triton "
-              "kernel on a GPU; nothing was run or written.")
-        return 0
-    import triton
-    from triton.testing import do_bench
+def cases(quick: bool = False):
+    dev = harness.DEVICE
+    from icml26.kernels.soft_bellman import soft_bellman, soft_bellman_ref
 
-    from icml26.kernels.soft_bellman import soft_bellman
-
-    device = torch.device("cuda")
-    stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    rows = []
-    for dtype in (torch.float64, torch.float32):
-        for b, s, a, c, d in SIZES:
-            x = inputs(b, s, a, c, d, dtype, device)
-            ref, _ = soft_bellman(*x, tau=0.3, gamma=0.9, impl="torch")
-            for impl in ("triton", "torch"):
-                fn = lambda: soft_bellman(*x, tau=0.3, gamma=0.9, impl=impl)  # noqa: E731, B023
-                out, _ = fn()
-                ms = do_bench(fn, quantiles=[0.5, 0.2, 0.8])[0]
-                rows.append({"timestamp": stamp, "device": torch.cuda.get_device_name(device),
-                             "torch": torch.__version__, "triton": triton.__version__,
-                             "dtype": str(dtype).replace("torch.", ""), "B": b, "S": s,
-                             "A": a, "C": c, "D": d, "impl": impl, "ms": ms,
-                             "backups_per_s": b * s / (ms * 1e-3),
-                             "max_abs_diff": float((out - ref).abs().max())})
-                print(f"{dtype} B={b} S={s} A={a} C={c} {impl}: {ms:.4f} ms", flush=True)
-    append_csv(args.out, rows, FIELDS)
-    print(f"appended {len(rows)} rows to {args.out}")
-    return 0
+    comp = harness.compiled(soft_bellman_ref)
+    for dtype, name in ((torch.float64, "fp64"), (torch.float32, "fp32")):
+        for b, s, a, c, d in (QUICK if quick else SIZES):
+            x = inputs(b, s, a, c, d, dtype, dev)
+            ref, _ = soft_bellman_ref(*[t.double() for t in x], tau=0.3, gamma=0.9)
+            yield Case("soft_bellman", f"B={b} S={s} A={a} C={c} D={d}", name,
+                       {"triton": lambda x=x: soft_bellman(*x, tau=0.3, gamma=0.9,
+                                                           impl="triton"),
+                        "torch-eager": lambda x=x: soft_bellman_ref(*x, tau=0.3, gamma=0.9),
+                        "torch-compile": lambda x=x: comp(*x, tau=0.3, gamma=0.9)},
+                       error=lambda out, ref=ref: float((out[0].double() - ref).abs().max()))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from icml26.kernels.bench.cli import main_for
+
+    sys.exit(main_for("soft_bellman"))

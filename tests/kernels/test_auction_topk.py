@@ -25,24 +25,25 @@ SHAPES = [  # (M auctions, N bidders): a regular tile, odd tails, a single row, 
 ]
 
 
-def gaussian(m, n, seed=0):
-    return torch.randn(m, n, generator=torch.Generator().manual_seed(seed)).abs()
+def gaussian(m, n, seed=0, device="cpu"):
+    return torch.randn(m, n, generator=torch.Generator().manual_seed(seed)).abs().to(device)
 
 
 @pytest.mark.parametrize(("m", "n"), SHAPES)
 @pytest.mark.parametrize("reserve", [0.0, 0.8], ids=["no-reserve", "reserve"])
-def test_triton_matches_topk_reference(m, n, reserve):
-    s = gaussian(m, n)
+def test_triton_matches_topk_reference(m, n, reserve, device):
+    s = gaussian(m, n, device=device)
     got = auction_topk(s, reserve, impl="triton")
-    want = auction_topk_ref(s, reserve)
+    want = auction_topk_ref(s.cpu(), reserve)
     for g, w, name in zip(got, want, ("winner", "top1", "top2", "price")):
+        assert g.device == s.device, name
         assert not (g.is_floating_point() and g.isnan().any()), name
-        torch.testing.assert_close(g, w, rtol=0, atol=0, msg=name)
+        torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, msg=name)
 
 
-def test_ties_keep_the_value_and_pick_a_tied_maximum():
+def test_ties_keep_the_value_and_pick_a_tied_maximum(device):
     s = torch.randint(0, 3, (40, 6), generator=torch.Generator().manual_seed(1)).float()
-    win, top1, top2, price = auction_topk(s, 0.5, impl="triton")
+    win, top1, top2, price = (t.cpu() for t in auction_topk(s.to(device), 0.5, impl="triton"))
     _, r1, r2, rp = auction_topk_ref(s, 0.5)
     torch.testing.assert_close(top1, r1, rtol=0, atol=0)
     torch.testing.assert_close(top2, r2, rtol=0, atol=0)

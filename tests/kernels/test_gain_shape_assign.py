@@ -92,6 +92,33 @@ def test_assign_matches_reference_on_gaussian_data(n, k, d, rule, device):
     assert err <= 2 * ref_err + SCORE_FLOOR
 
 
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize(("n", "k", "d"), SHAPES)
+def test_tf32x3_tensor_core_path_matches_reference(n, k, d, rule, device):
+    """``precision="tf32x3"`` (tensor cores on a GPU; numpy fp32 under the interpreter): the
+    chosen code attains the fp64 best score and the best score obeys flash-attention's rule
+    (a near-tie may pick the other code: 3xTF32 rounds differently from fp32 FMAs), and on
+    integer scores (exact in TF32) everything is exact, ties to the lowest index."""
+    x, shapes, gains = gaussian_inputs(n, k, d, device, seed=4)
+    idx, best = gain_shape_assign(x, shapes, gains, rule, impl="triton", precision="tf32x3",
+                                  out=prefilled(n, device))
+    x64, s64, g64 = x.cpu().double(), shapes.cpu().double(), gains.cpu().double()
+    scores64 = x64 @ s64.T if rule == "cos" else 2 * g64 * (x64 @ s64.T) - g64**2
+    _, best64 = gain_shape_assign_ref(x64, s64, g64, rule)
+    _, ref_best = gain_shape_assign_ref(x.cpu(), shapes.cpu(), gains.cpu(), rule)
+    bound = 2 * (ref_best.double() - best64).abs().max().item() + SCORE_FLOOR
+    assert (idx.cpu() >= 0).all() and not best.isnan().any(), "rows left unwritten"
+    assert (best.cpu().double() - best64).abs().max().item() <= bound
+    attained = scores64.gather(1, idx.cpu()[:, None])[:, 0]
+    assert (best64 - attained).max().item() <= bound
+    xi, si, gi = integer_inputs(n, k, d, device)
+    idx, best = gain_shape_assign(xi, si, gi, rule, impl="triton", precision="tf32x3",
+                                  out=prefilled(n, device))
+    ref_idx, ref_best = gain_shape_assign_ref(xi.cpu(), si.cpu(), gi.cpu(), rule)
+    torch.testing.assert_close(idx.cpu(), ref_idx, rtol=0, atol=0)
+    torch.testing.assert_close(best.cpu(), ref_best, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("block_k", [16, 64])
 def test_assign_tie_across_codebook_chunks_goes_to_lowest_index(block_k, device):
     """Duplicated codewords (code j == code j + 40), in the same K-chunk (block_k=64) or in
@@ -151,6 +178,7 @@ def test_centroid_counts_are_exact(device):
     ({"rule": "l2", "gains": None}, "gains"),
     ({"impl": "cuda"}, "impl"),
     ({"x": torch.ones(3, 6, dtype=torch.float64)}, "float32"),
+    ({"impl": "triton", "precision": "tf32"}, "precision"),
 ])
 def test_assign_rejects_bad_input(kwargs, match):
     args = {"x": torch.ones(3, 6), "shapes": torch.ones(4, 6), "gains": torch.ones(4),

@@ -87,12 +87,13 @@ def test_bad_inputs_raise():
 @pytest.mark.parametrize("semiring", ["log", "max"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["fp32", "fp64"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_matches_reference(shape, dtype, semiring):
+def test_triton_matches_reference(shape, dtype, semiring, device):
     edges, lengths, logp = inputs(*shape, dtype=dtype, seed=2)
     ref64 = lattice_forward_ref(edges, logp.double(), semiring)
     ref = lattice_forward_ref(edges, logp, semiring)
-    out = torch.full_like(ref, float("nan"))
-    got = lattice_forward(edges, logp, semiring, impl="triton", out=out)
+    out = torch.full_like(ref, float("nan"), device=device)
+    got = lattice_forward(edges.to(device), logp.to(device), semiring, impl="triton",
+                          out=out).cpu()
     assert not torch.isnan(got).any()
     # -inf exactly where the reference has -inf (positions no segmentation reaches)
     assert torch.equal(torch.isinf(got), torch.isinf(ref64))
@@ -103,3 +104,30 @@ def test_triton_matches_reference(shape, dtype, semiring):
     scale = float(ref64[fin].abs().max())
     err = (got.double() - ref64)[fin].abs().max()
     assert err <= 2 * (ref.double() - ref64)[fin].abs().max() + 8 * eps * scale
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("semiring", ["log", "max"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_float64_kernel_is_float64(shape, semiring, device):
+    """float64 in, float64 math (libdevice exp/log on CUDA): <= 1e-12 relative to the float64
+    reference (a float32 transcendental would be ~1e-7 off)."""
+    edges, _, logp = inputs(*shape, dtype=torch.float64, seed=5)
+    ref = lattice_forward_ref(edges, logp, semiring)
+    got = lattice_forward(edges.to(device), logp.to(device), semiring, impl="triton").cpu()
+    assert torch.equal(torch.isinf(got), torch.isinf(ref))
+    fin = torch.isfinite(ref)
+    torch.testing.assert_close(got[fin], ref[fin], rtol=1e-12, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("semiring", ["log", "max"])
+def test_compiled_float64_at_unilid_scale(semiring):
+    """CUDA only (too big for the interpreter): UniLID-like lattices, 22 languages, float64
+    compiled kernel within 1e-12 relative of the float64 reference."""
+    edges, _, logp = inputs(64, 160, 8, 22, 500, dtype=torch.float64, seed=6)
+    ref = lattice_forward_ref(edges, logp, semiring)
+    got = lattice_forward(edges.cuda(), logp.cuda(), semiring).cpu()
+    fin = torch.isfinite(ref)
+    assert torch.equal(torch.isinf(got), torch.isinf(ref))
+    torch.testing.assert_close(got[fin], ref[fin], rtol=1e-12, atol=0)

@@ -35,10 +35,10 @@ def test_reference_is_the_pmf_of_the_capped_sum(shape):
 @pytest.mark.interpreter
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["fp32", "fp64"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_matches_reference(shape, dtype):
+def test_triton_matches_reference(shape, dtype, device):
     a, b = random_pmfs(*shape, dtype=dtype, seed=3), random_pmfs(*shape, dtype=dtype, seed=4)
     oracle = exact_min_sum(a, b)
-    got = pgf_mul(a, b, impl="triton")
+    got = pgf_mul(a.to(device), b.to(device), impl="triton").cpu()
     assert not torch.isnan(got).any(), "an output element was never written"
     torch_err = (pgf_mul_ref(a, b).double() - oracle).abs().max().item()
     triton_err = (got.double() - oracle).abs().max().item()
@@ -49,17 +49,27 @@ def test_triton_matches_reference(shape, dtype):
 
 
 @pytest.mark.interpreter
-def test_triton_writes_every_element_and_nothing_else():
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_float64_kernel_is_float64(shape, device):
+    """float64 in, float64 products and sums: <= 1e-12 relative to the float64 reference."""
+    a, b = random_pmfs(*shape, seed=10), random_pmfs(*shape, seed=11)
+    got = pgf_mul(a.to(device), b.to(device), impl="triton").cpu()
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, pgf_mul_ref(a, b), rtol=1e-12, atol=0)
+
+
+@pytest.mark.interpreter
+def test_triton_writes_every_element_and_nothing_else(device):
     a, b = random_pmfs(4, 9, seed=5), random_pmfs(4, 9, seed=6)
-    out = pgf_mul(a, b, impl="triton")
+    out = pgf_mul(a.to(device), b.to(device), impl="triton").cpu()
     assert out.shape == (4, 9) and torch.isfinite(out).all()
     torch.testing.assert_close(out.sum(-1), torch.ones(4, dtype=torch.float64))
 
 
 @pytest.mark.interpreter
-def test_pow_table_through_triton_matches_torch():
+def test_pow_table_through_triton_matches_torch(device):
     pmf = random_pmfs(3, 6, seed=7)
-    torch.testing.assert_close(pgf_pow_table(pmf, 5, impl="triton"),
+    torch.testing.assert_close(pgf_pow_table(pmf.to(device), 5, impl="triton").cpu(),
                                pgf_pow_table(pmf, 5, impl="torch"), rtol=0, atol=1e-14)
 
 

@@ -25,16 +25,17 @@ def grid_args(w: torch.Tensor, bits: int = 8) -> dict:
 @pytest.mark.interpreter
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_matches_reference(shape, mode):
+def test_triton_matches_reference(shape, mode, device):
     n, draws = shape
     w = weights(n)
     args = grid_args(w)
     oracle = quant_noise_ref(w.double(), args["delta"], draws, 11, mode, args["w_min"],
                              args["levels"])
-    out = torch.full((draws, n), float("nan"))
-    got = quant_noise(w, draws=draws, seed=11, mode=mode, impl="triton", out=out,
+    out = torch.full((draws, n), float("nan"), device=device)
+    got = quant_noise(w.to(device), draws=draws, seed=11, mode=mode, impl="triton", out=out,
                       block=256, **args)
     assert got.data_ptr() == out.data_ptr()
+    got = got.cpu()
     assert not torch.isnan(got).any(), "an output element was never written"
     torch_err = (quant_noise_ref(w, args["delta"], draws, 11, mode, args["w_min"],
                                  args["levels"]).double() - oracle).abs().max().item()
@@ -46,8 +47,8 @@ def test_triton_matches_reference(shape, mode):
 
 
 @pytest.mark.interpreter
-def test_result_does_not_depend_on_block_size():
-    w = weights(300, seed=1)
+def test_result_does_not_depend_on_block_size(device):
+    w = weights(300, seed=1).to(device)
     a = quant_noise(w, 0.05, draws=2, seed=3, impl="triton", block=128)
     b = quant_noise(w, 0.05, draws=2, seed=3, impl="triton", block=512)
     torch.testing.assert_close(a, b, rtol=0, atol=0)
@@ -96,12 +97,14 @@ def test_subtractive_dither_rounds_onto_the_grid():
 
 
 @pytest.mark.interpreter
-def test_library_monte_carlo_tpv_runs_through_triton():
+def test_library_monte_carlo_tpv_runs_through_triton(device):
     from icml26 import tpv
 
     model = tpv.MLP.build(3, 4, 2, generator=torch.Generator().manual_seed(0))
     x = torch.randn(16, 3, generator=torch.Generator().manual_seed(1))
-    via_triton = tpv.tpv_quant_mc(model, x, bits=6, draws=4, seed=2, impl="triton")
+    via_triton = tpv.tpv_quant_mc(model.to(device), x.to(device), bits=6, draws=4, seed=2,
+                                  impl="triton")
+    model.cpu()
     via_torch = tpv.tpv_quant_mc(model, x, bits=6, draws=4, seed=2, impl="torch")
     assert via_triton[0] > 0
     assert abs(via_triton[0] - via_torch[0]) <= 1e-6 * via_torch[0]

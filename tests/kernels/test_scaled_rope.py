@@ -31,6 +31,11 @@ def inputs(shape, seed: int = 0, dtype=torch.float32, transposed: bool = False):
     return (q.to(dtype), k.to(dtype), angle.cos().float(), angle.sin().float(), scale)
 
 
+def on(device, *tensors):
+    """The same tensors on ``device`` (strides kept: a transposed view stays one)."""
+    return tuple(t.to(device) for t in tensors)
+
+
 def oracle(x, cos, sin, scale):
     """float64 reference: the same formula on upcast inputs."""
     return scaled_rope_ref(x.double(), cos.double(), sin.double(), scale.double())
@@ -64,9 +69,10 @@ def test_logit_depends_only_on_relative_position():
 @pytest.mark.interpreter
 @pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "strided_q"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_forward_matches_reference(shape, transposed):
+def test_triton_forward_matches_reference(shape, transposed, device):
     q, k, cos, sin, scale = inputs(shape, seed=3, transposed=transposed)
-    got_q, got_k = scaled_rope(q, k, cos, sin, scale, impl="triton")
+    got_q, got_k = (t.cpu() for t in scaled_rope(*on(device, q, k, cos, sin, scale),
+                                                  impl="triton"))
     for got, x in ((got_q, q), (got_k, k)):
         assert not torch.isnan(got).any(), "an output element was never written"
         exact = oracle(x, cos, sin, scale)
@@ -79,27 +85,29 @@ def test_triton_forward_matches_reference(shape, transposed):
 
 
 @pytest.mark.interpreter
-def test_triton_writes_every_element_of_nan_prefilled_outputs():
+def test_triton_writes_every_element_of_nan_prefilled_outputs(device):
     q, k, cos, sin, scale = inputs((1, 2, 7, 10), seed=4)
-    out = (torch.full(q.shape, float("nan")), torch.full(k.shape, float("nan")))
-    got_q, got_k = mod._launch(q, k, cos, sin, scale, conj=False, out=out)
+    out = (torch.full(q.shape, float("nan"), device=device),
+           torch.full(k.shape, float("nan"), device=device))
+    got_q, got_k = mod._launch(*on(device, q, k, cos, sin, scale), conj=False, out=out)
     assert got_q is out[0] and torch.isfinite(got_q).all() and torch.isfinite(got_k).all()
-    torch.testing.assert_close(got_q, scaled_rope_ref(q, cos, sin, scale))
+    torch.testing.assert_close(got_q.cpu(), scaled_rope_ref(q, cos, sin, scale))
 
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_backward_matches_autograd_of_reference(shape):
+def test_triton_backward_matches_autograd_of_reference(shape, device):
     q, k, cos, sin, scale = inputs(shape, seed=5)
     g = torch.Generator().manual_seed(6)
     gq, gk = torch.randn(q.shape, generator=g), torch.randn(k.shape, generator=g)
 
-    def grads(impl):
-        qq, kk = q.clone().requires_grad_(), k.clone().requires_grad_()
-        oq, ok = scaled_rope(qq, kk, cos, sin, scale, impl=impl)
-        return torch.autograd.grad((oq * gq).sum() + (ok * gk).sum(), (qq, kk))
+    def grads(impl, dev):
+        qq, kk = (t.clone().requires_grad_() for t in on(dev, q, k))
+        oq, ok = scaled_rope(qq, kk, *on(dev, cos, sin, scale), impl=impl)
+        loss = (oq * gq.to(dev)).sum() + (ok * gk.to(dev)).sum()
+        return [t.cpu() for t in torch.autograd.grad(loss, (qq, kk))]
 
-    tri, ref = grads("triton"), grads("torch")
+    tri, ref = grads("triton", device), grads("torch", "cpu")
     for a, b, gx in zip(tri, ref, (gq, gk)):
         assert not torch.isnan(a).any()
         # exact VJP: s R(-theta) g, in float64
@@ -110,10 +118,10 @@ def test_triton_backward_matches_autograd_of_reference(shape):
 
 
 @pytest.mark.interpreter
-def test_backward_is_the_inverse_rotation():
+def test_backward_is_the_inverse_rotation(device):
     """With scale 1 the map is orthogonal: backward(forward(x)) returns x."""
     q, k, cos, sin, _ = inputs((1, 2, 5, 8), seed=7)
-    ones = torch.ones(2, 4)
+    q, k, cos, sin, ones = on(device, q, k, cos, sin, torch.ones(2, 4))
     oq, ok = ScaledRopeFunction.apply(q, k, cos, sin, ones)
     bq, bk = mod._launch(oq, ok, cos, sin, ones, conj=True)
     torch.testing.assert_close(bq, q, rtol=1e-5, atol=1e-5)
@@ -121,7 +129,7 @@ def test_backward_is_the_inverse_rotation():
 
 
 @pytest.mark.interpreter
-def test_transformer_trains_through_the_triton_path():
+def test_transformer_trains_through_the_triton_path(device):
     """The library's Transformer uses the kernel: one tiny forward/backward through Triton
     equals the torch path."""
     from dataclasses import replace
@@ -133,11 +141,12 @@ def test_transformer_trains_through_the_triton_path():
     scale = torch.stack([cfg.scale("rope"), cfg.scale("hipe_multi")])
     x = torch.randint(cfg.vocab, (2, 3, cfg.seq_len), generator=torch.Generator().manual_seed(0))
     losses, grads = [], []
-    for impl in ("triton", "torch"):
+    for impl, dev in (("triton", device), ("torch", "cpu")):
         model = lm.HipeTransformer(cfg, scale, torch.Generator().manual_seed(1), impl=impl)
-        loss = model.member_loss(x)
-        grads.append(torch.autograd.grad(loss.sum(), model.qkv[0])[0])
-        losses.append(loss.detach())
+        model = model.to(dev)
+        loss = model.member_loss(x.to(dev))
+        grads.append(torch.autograd.grad(loss.sum(), model.qkv[0])[0].cpu())
+        losses.append(loss.detach().cpu())
     torch.testing.assert_close(losses[0], losses[1], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-6)
 

@@ -62,10 +62,11 @@ def test_reference_matches_the_definition(shape):
 @pytest.mark.interpreter
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["fp32", "fp64"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_triton_matches_reference(shape, dtype):
+def test_triton_matches_reference(shape, dtype, device):
     args = inputs(*shape, dtype=dtype, seed=2)
     ov, op = oracle(args, 0.3, 0.9)
-    got_v, got_p = soft_bellman(*args, tau=0.3, gamma=0.9, impl="triton")
+    got_v, got_p = (t.cpu() for t in soft_bellman(*(t.to(device) for t in args), tau=0.3,
+                                                   gamma=0.9, impl="triton"))
     assert not torch.isnan(got_v).any() and not torch.isnan(got_p).any()
     ref_v, ref_p = soft_bellman_ref(*args, tau=0.3, gamma=0.9)
     # flash-attention's rule: at most twice torch's own error in this dtype vs the float64
@@ -79,32 +80,52 @@ def test_triton_matches_reference(shape, dtype):
 
 
 @pytest.mark.interpreter
-def test_triton_writes_every_element():
+def test_triton_writes_every_element(device):
     args = inputs(3, 2, 3, 3, 2, seed=3)
-    value, policy = soft_bellman(*args, tau=0.5, gamma=0.5, impl="triton")
+    value, policy = (t.cpu() for t in soft_bellman(*(t.to(device) for t in args), tau=0.5,
+                                                    gamma=0.5, impl="triton"))
     assert torch.isfinite(value).all() and torch.isfinite(policy).all()
     torch.testing.assert_close(policy.sum(-1), torch.ones(3, 2, dtype=torch.float64))
 
 
 @pytest.mark.interpreter
-def test_library_runs_through_the_triton_kernel():
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_float64_kernel_is_float64(shape, device):
+    """float64 in, float64 math: libdevice exp/log on CUDA and tau, gamma passed as float64
+    (a Python float argument is float32 in a compiled kernel unless annotated), so the
+    kernel is within 1e-12 relative of the float64 reference; float32 anywhere would leave
+    ~1e-7 (the 7e-5 seen on an H200 before this test existed)."""
+    args = inputs(*shape, seed=6)
+    got_v, got_p = (t.cpu() for t in soft_bellman(*(t.to(device) for t in args), tau=0.3,
+                                                   gamma=0.9, impl="triton"))
+    ref_v, ref_p = soft_bellman_ref(*args, tau=0.3, gamma=0.9)
+    assert got_v.dtype == got_p.dtype == torch.float64
+    torch.testing.assert_close(got_v, ref_v, rtol=1e-12, atol=0)
+    torch.testing.assert_close(got_p, ref_p, rtol=1e-12, atol=0)
+
+
+@pytest.mark.interpreter
+def test_library_runs_through_the_triton_kernel(device):
     """The library's users of the kernel give the torch path's numbers with impl='triton',
     end to end at a tiny size: soft best responses (policy iteration; 1 state, gamma 0.3)
     and the landscape sweep (Shapley backups + NI certificate) of a 2 x 2 matrix game on a
     2 x 2 grid (gamma = 0 keeps the interpreted Shapley loop to two backups)."""
     from icml26 import panda as pg
 
-    game = pg.make_game(pg.GameConfig(n_states=1, n_actions=(2, 2), gamma=0.3), seed=0)
+    cfg = pg.GameConfig(n_states=1, n_actions=(2, 2), gamma=0.3)
+    game, game_d = pg.make_game(cfg, seed=0), pg.make_game(cfg, seed=0, device=device)
     x = torch.tensor([[0.5, -0.5]], dtype=torch.float64)
     nu = torch.tensor([[[0.3, 0.7]]], dtype=torch.float64)
-    got = pg.best_response(game, x, nu, "max", impl="triton")
+    got = pg.best_response(game_d, x.to(device), nu.to(device), "max", impl="triton")
     ref = pg.best_response(game, x, nu, "max", impl="torch")
-    torch.testing.assert_close(got.policy, ref.policy, rtol=0, atol=1e-12)
-    torch.testing.assert_close(got.value, ref.value, rtol=0, atol=1e-12)
-    matrix = pg.make_game(pg.GameConfig(n_states=1, n_actions=(2, 2), gamma=0.0), seed=0)
-    land = pg.landscape(matrix, 1.0, grid=2, impl="triton")
-    torch.testing.assert_close(land["phi"], pg.landscape(matrix, 1.0, grid=2)["phi"], rtol=0,
-                               atol=1e-10)
+    torch.testing.assert_close(got.policy.cpu(), ref.policy, rtol=0, atol=1e-12)
+    torch.testing.assert_close(got.value.cpu(), ref.value, rtol=0, atol=1e-12)
+    cfg0 = pg.GameConfig(n_states=1, n_actions=(2, 2), gamma=0.0)
+    matrix = pg.make_game(cfg0, seed=0)
+    land = pg.landscape(pg.make_game(cfg0, seed=0, device=device), 1.0, grid=2, impl="triton")
+    phi = torch.as_tensor(land["phi"]).cpu()
+    torch.testing.assert_close(phi, torch.as_tensor(pg.landscape(matrix, 1.0, grid=2)["phi"]),
+                               rtol=0, atol=1e-10)
     assert land["max_ni"] < 1e-9
 
 

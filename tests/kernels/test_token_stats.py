@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from icml26.kernels.token_stats import token_stats, token_stats_ref
+from icml26.kernels.token_stats import rows_per_program_for, token_stats, token_stats_ref
 
 SHAPES = [  # (N, V, BLOCK_V): one chunk, odd tail over several chunks, a single row
     pytest.param(16, 96, None, id="char-vocab-16x96"),
@@ -36,23 +36,61 @@ def check_close(out, ref64, ref32):
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize(("n", "v", "block"), SHAPES)
-def test_triton_matches_reference(n, v, block):
+def test_triton_matches_reference(n, v, block, device):
     z, y = inputs(n, v)
     lp = torch.log_softmax(z.double(), -1)
     p = lp.exp()
     mean = (p * lp).sum(-1)
     ref64 = (lp.gather(-1, y[:, None]).squeeze(-1), mean, (p * (lp - mean[:, None]) ** 2).sum(-1))
-    check_close(token_stats(z, y, impl="triton", block_v=block), ref64, token_stats_ref(z, y))
+    got = [t.cpu() for t in token_stats(z.to(device), y.to(device), impl="triton",
+                                        block_v=block)]
+    check_close(got, ref64, token_stats_ref(z, y))
+
+
+def oracle(z, y):
+    lp = torch.log_softmax(z.double(), -1)
+    p = lp.exp()
+    mean = (p * lp).sum(-1)
+    return lp.gather(-1, y[:, None]).squeeze(-1), mean, (p * (lp - mean[:, None]) ** 2).sum(-1)
 
 
 @pytest.mark.interpreter
-def test_triton_handles_masked_tokens():
+@pytest.mark.parametrize("rows", [1, 4, None], ids=["one-row", "4-rows", "default-rows"])
+@pytest.mark.parametrize(("n", "v"), [pytest.param(16, 96, id="char-vocab-16x96"),
+                                      pytest.param(7, 37, id="odd-tail-7x37"),
+                                      pytest.param(1, 5, id="single-row-1x5"),
+                                      pytest.param(70, 20, id="row-tail-70x20")])
+def test_many_rows_per_program_matches_reference(n, v, rows, device):
+    """Small vocabularies: several whole rows per program (odd row tails masked) give the
+    same statistics as one row per program, to the same tolerance."""
+    z, y = inputs(n, v, seed=4)
+    got = [t.cpu() for t in token_stats(z.to(device), y.to(device), impl="triton",
+                                        rows_per_program=rows)]
+    check_close(got, oracle(z, y), token_stats_ref(z, y))
+
+
+def test_default_rows_per_program():
+    assert rows_per_program_for(96, 128) == 32  # detectrouter's characters
+    assert rows_per_program_for(1000, 1024) == 4
+    assert rows_per_program_for(5, 8) == 64  # capped
+    assert rows_per_program_for(300, 128) == 1  # several chunks: the streaming kernel
+    z, y = inputs(3, 10)
+    with pytest.raises(ValueError, match="power of two"):
+        token_stats(z, y, impl="triton", rows_per_program=3)
+    with pytest.raises(ValueError, match="whole rows"):
+        token_stats(z, y, impl="triton", block_v=8, rows_per_program=2)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("block, rows", [(8, 1), (32, 4)], ids=["chunked", "many-rows"])
+def test_triton_handles_masked_tokens(block, rows, device):
     z, y = inputs(4, 20)
     z[:, :3] = -torch.inf  # masked vocabulary entries (p = 0)
     y = y.clamp_min(3)
-    a, b = token_stats(z, y, impl="triton", block_v=8), token_stats_ref(z, y)
-    for u, w in zip(a, b):
-        torch.testing.assert_close(u, w, rtol=1e-5, atol=2e-6)
+    a = token_stats(z.to(device), y.to(device), impl="triton", block_v=block,
+                    rows_per_program=rows)
+    for u, w in zip(a, token_stats_ref(z, y)):
+        torch.testing.assert_close(u.cpu(), w, rtol=1e-5, atol=2e-6)
 
 
 def test_reference_on_known_distributions():
