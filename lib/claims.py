@@ -3,7 +3,9 @@
 A :class:`Claim` stores the paper's statement, the measured value (for a claim over many
 cases, the worst case), a comparison ``op`` and ``threshold``.  ``holds`` is computed from
 those three, never set by hand.  ``expected`` records whether the suite expects the claim to
-hold at quick scale on seeds 0-4; tests assert the expected ones.
+hold at quick scale on seeds 0-4; tests assert the expected ones. ``role`` says what the claim
+is for (:data:`ROLES`): the paper's status is computed from the roles and the hold rates
+(:mod:`icml26.status`), never typed by hand.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
-FIELDS = ("paper", "name", "statement", "measured", "op", "threshold", "expected", "note")
+FIELDS = ("paper", "name", "statement", "measured", "op", "threshold", "expected", "note",
+          "role")
+
+#: What a claim is for. ``headline``: what the abstract states as the result or the main
+#: comparison (quoted in the statement; every paper has at least one). ``mechanism``: what the
+#: method relies on and shows along the way. ``check``: exactness, controls, harness
+#: self-tests, seed-independent facts.
+ROLES = ("headline", "mechanism", "check")
 
 
 @dataclass(frozen=True)
@@ -35,10 +44,15 @@ class Claim:
     threshold: float
     expected: bool
     note: str = ""
+    role: str = ""
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {self.op!r}")
+        # "" only while a paper's rows are being given roles; tests/test_claims_contract.py
+        # fails every claim without one
+        if self.role not in (*ROLES, ""):
+            raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
         object.__setattr__(self, "measured", float(self.measured))
         object.__setattr__(self, "threshold", float(self.threshold))
         object.__setattr__(self, "expected", bool(self.expected))
@@ -55,34 +69,42 @@ class Claim:
         return d
 
 
-def failed(paper: str, names_statements: Iterable[tuple[str, str, str, float, bool]],
-           reason: str) -> list[Claim]:
-    """Claims for a computation that could not run: NaN measured, so none holds."""
-    return [Claim(paper, n, s, math.nan, op, thr, exp, note=f"computation failed: {reason}")
-            for n, s, op, thr, exp in names_statements]
+def failed(paper: str, names_statements: Iterable[tuple], reason: str) -> list[Claim]:
+    """Claims for a computation that could not run: NaN measured, so none holds.
+
+    Each row is ``(name, statement, op, threshold, expected[, role])``."""
+    return [Claim(paper, n, s, math.nan, op, thr, exp, note=f"computation failed: {reason}",
+                  role=role[0] if role else "")
+            for n, s, op, thr, exp, *role in names_statements]
 
 
 class ClaimTable:
     """Builds one paper's claims from its spec rows.
 
-    ``specs`` maps a claim name to ``(statement, op, threshold, expected)``: the paper's
-    statement and target, written once beside the paper's code. ``add`` records a measurement
+    ``specs`` maps a claim name to ``(statement, op, threshold, expected, role)``: the
+    paper's statement, target and the claim's role (:data:`ROLES`), written once beside the
+    paper's code. ``add`` records a measurement
     against its row; ``fail`` records NaN claims (so none holds) for a computation that raised,
     naming the error; ``guard`` does that around a block, so one failed experiment never hides
     the other claims.
     """
 
-    def __init__(self, paper: str, specs: dict[str, tuple[str, str, float, bool]]):
+    def __init__(self, paper: str, specs: dict[str, tuple]):
+        for name, row in specs.items():
+            if len(row) not in (4, 5):
+                raise ValueError(f"{paper}.{name}: a spec row is (statement, op, threshold, "
+                                 f"expected, role), got {len(row)} fields")
         self.paper, self.specs, self.claims = paper, specs, []
 
     def add(self, name: str, measured: float, note: str = "", *, statement: str | None = None,
             expected: bool | None = None) -> Claim:
         """Record ``measured`` for the row ``name``; ``statement`` / ``expected`` override the
         row where the text depends on the config (e.g. the budget it was measured at)."""
-        row_statement, op, threshold, row_expected = self.specs[name]
+        row_statement, op, threshold, row_expected, *role = self.specs[name]
         claim = Claim(self.paper, name, row_statement if statement is None else statement,
                       measured, op, threshold,
-                      row_expected if expected is None else expected, note)
+                      row_expected if expected is None else expected, note,
+                      role[0] if role else "")
         self.claims.append(claim)
         return claim
 

@@ -48,6 +48,43 @@ def config_for(scales: Mapping[str, C], scale: str) -> C:
     return scales[scale]
 
 
+DEVICE_TYPES = ("cpu", "cuda")
+
+
+def resolve_device(device="cpu"):
+    """``device`` ("cpu", "cuda", "cuda:N" or a ``torch.device``) as a ``torch.device``.
+
+    A clear ``ValueError`` (the CLI prints it as one line, naming ``--device``) when the
+    device is unknown or when CUDA is asked for and torch sees no GPU: never a traceback from
+    deep inside a model.
+    """
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device (--device) must be 'cpu', 'cuda' or 'cuda:N', got "
+                         f"{device!r}") from None
+    if dev.type not in DEVICE_TYPES:
+        raise ValueError(f"device (--device) must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device (--device) {device!r} asked for, but torch "
+                             f"{torch.__version__} sees no CUDA GPU on this machine; use "
+                             "--device cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device (--device) {device!r}: this machine has "
+                             f"{torch.cuda.device_count()} CUDA device(s)")
+    return dev
+
+
+def device_key(key: str, device) -> str:
+    """A cache key that differs by device type where results may differ (float32 reductions
+    on a GPU are not bit-identical to the CPU's); CPU keys stay as they were."""
+    dev = resolve_device(device)
+    return key if dev.type == "cpu" else f"{key}-{dev.type}"
+
+
 def generator(seed: int):
     """A CPU ``torch.Generator`` seeded with ``seed`` (every random draw of a claim comes
     from one of these, so the same seed gives the same values)."""

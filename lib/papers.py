@@ -1,7 +1,9 @@
-"""Registry of the 19 ICML 2026 papers in the suite.
+"""Registry of the 19 ICML 2026 papers in the suite: slug, title, arXiv id.
 
-A reproduced paper names its library and dashboard modules by string; they are imported
-lazily, so listing papers or printing claims never imports panel.
+The status is not typed here: :attr:`Paper.status` is computed by :mod:`icml26.status` from
+the paper's claim roles and the committed hold rates. Each paper names its library and
+dashboard modules by string; they are imported lazily, so listing papers or printing claims
+never imports panel.
 """
 
 from __future__ import annotations
@@ -16,16 +18,28 @@ class Paper:
     slug: str
     title: str
     arxiv: str  # "" when no arXiv id was found
-    status: str  # "reproduced" | "blocked" (built; a binding claim fails) | "planned"
+    #: tier C: the paper's subject (an LLM agent) cannot run here; what is reproduced is the
+    #: harness around it, and the status says so
+    harness: bool = False
+    #: its code exists: tested in CI and served in the index, whatever its status
+    built: bool = True
+
+    def status_info(self):
+        """The computed :class:`icml26.status.Status` (word, reason, the claims' records)."""
+        from icml26 import status
+
+        if not self.built:
+            return status.Status(self.slug, "planned", self.harness, "not built yet")
+        return status.status(self.slug, self.harness)
+
+    @property
+    def status(self) -> str:
+        """``reproduced`` | ``partial`` | ``blocked`` (computed, never typed)."""
+        return self.status_info().word
 
     @property
     def reproduced(self) -> bool:
         return self.status == "reproduced"
-
-    @property
-    def built(self) -> bool:
-        """Its code exists: it is tested in CI and served in the index, whatever its status."""
-        return self.status in ("reproduced", "blocked")
 
     @property
     def module_name(self) -> str:
@@ -53,47 +67,47 @@ class Paper:
             raise LookupError(f"paper {self.slug!r} is planned, not built yet")
         return importlib.import_module(self.dashboard_name)
 
-    def claims(self, seed: int = 0, scale: str = "quick"):
-        return self.module().claims(seed=seed, scale=scale)
+    def claims(self, seed: int = 0, scale: str = "quick", device: str = "cpu"):
+        return self.module().claims(seed=seed, scale=scale, device=device)
 
 
 PAPERS: tuple[Paper, ...] = (
     Paper("recruitment", "Adaptive Multi-Round Allocation with Stochastic Arrivals",
-          "2605.12111", "reproduced"),
+          "2605.12111"),
     Paper("place_fields", "The Hippocampal Place Field Gradient: A Bio-inspired Framework "
           "Building Multiscale Representation for Better Sample Efficiency",
-          "2506.04943", "reproduced"),
+          "2506.04943"),
     Paper("promotion", "Multi-Level Strategic Classification: Incentivizing Improvement "
-          "through Promotion and Relegation Dynamics", "2602.11439", "reproduced"),
+          "through Promotion and Relegation Dynamics", "2602.11439"),
     Paper("function_vectors", "How Few-Shot Examples Add Up: A Causal Decomposition of "
-          "Function Vectors in In-Context Learning", "2605.16591", "blocked"),
+          "Function Vectors in In-Context Learning", "2605.16591"),
     Paper("spurious_dpo", "Spurious Correlation Learning in Preference Optimization: "
-          "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134", "reproduced"),
+          "Mechanisms, Consequences, and Mitigation via Tie Training", "2605.11134"),
     Paper("gsrq", "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache",
-          "2607.01065", "reproduced"),
+          "2607.01065"),
     Paper("tpv", "Parameter Perturbations Through the Lens of Test Prediction Variance",
-          "2512.11089", "reproduced"),
+          "2512.11089"),
     Paper("panda", "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games",
-          "2605.26654", "reproduced"),
+          "2605.26654"),
     Paper("tritongym", "TritonGym: A Benchmark for Agentic LLM Workflows in Triton GPU Code "
-          "Generation", "", "reproduced"),
+          "Generation", "", harness=True),
     Paper("lpds", "Lagrangian Perturbation Diffusion Steering: Latent RL for Generative "
-          "Policies", "2606.01151", "reproduced"),
+          "Policies", "2606.01151"),
     Paper("grids", "See What Matters: Differentiable Grid Sample Pruning for Generalizable VLA",
-          "2605.11817", "blocked"),
+          "2605.11817"),
     Paper("selfflow", "Self-Supervised Flow Matching for Scalable Multi-Modal Synthesis",
-          "2603.06507", "reproduced"),
-    Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201", "blocked"),
+          "2603.06507"),
+    Paper("heima", "Efficient Reasoning with Hidden Thinking", "2501.19201"),
     Paper("coval", "COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR",
-          "", "blocked"),
-    Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", "", "reproduced"),
-    Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655", "reproduced"),
+          ""),
+    Paper("ad_auctions", "Autobidding Auctions with LLM-Powered Creatives", ""),
+    Paper("unilid", "What Language is This? Ask Your Tokenizer.", "2602.17655"),
     Paper("detectrouter", "Minimizing Mismatch Risk: A Prototype-Based Routing Framework for "
-          "Zero-shot LLM-generated Text Detection", "2602.01240", "blocked"),
+          "Zero-shot LLM-generated Text Detection", "2602.01240"),
     Paper("red", "Reasoning-preserved Efficient Distillation of LLMs via Activation-aware "
-          "Initialization", "2605.29327", "blocked"),
+          "Initialization", "2605.29327"),
     Paper("evoclaw", "EvoClaw: Evaluating AI Agents on Continuous Software Evolution",
-          "2603.13428", "reproduced"),
+          "2603.13428", harness=True),
 )
 
 BY_SLUG = {p.slug: p for p in PAPERS}
@@ -108,6 +122,14 @@ def get(slug: str) -> Paper:
 
 def reproduced() -> list[Paper]:
     return [p for p in PAPERS if p.reproduced]
+
+
+def asserted() -> list[Paper]:
+    """Papers whose expected claims CI asserts on seeds 0 and 1: every expected claim holds on
+    >= 95% of the swept seeds (whatever the roles make of the status). A blocked paper whose
+    expected claims fail on some seeds is asserted by its own test file instead."""
+    return [p for p in PAPERS if p.built and all(
+        r.ok for r in p.status_info().records if r.expected)]
 
 
 def built() -> list[Paper]:

@@ -94,11 +94,18 @@ class Plan:
     out: Path
     todo: list[tuple[str, int]]
     done: int  # pairs already in the dataset (skipped)
+    device: str = "cpu"  # every task's claims(..., device=device)
 
 
 def plan(slugs: Iterable[str], seeds: str | Sequence[int], scale: str = "quick",
-         out: str | os.PathLike | None = None, resume: bool = True) -> Plan:
-    """Validate everything (papers, seeds, scale, output folder) without writing anything."""
+         out: str | os.PathLike | None = None, resume: bool = True,
+         device: str = "cpu") -> Plan:
+    """Validate everything (papers, seeds, scale, device, output folder) without writing
+    anything. A CUDA sweep's default dataset is a folder of its own (``.../cuda``): its values
+    are not bit-identical to the CPU's, so they never count as the CPU's seeds done."""
+    from icml26.common import resolve_device
+
+    dev = resolve_device(device)
     slugs = list(dict.fromkeys(slugs))
     if not slugs:
         raise ValueError("name at least one paper to sweep")
@@ -110,10 +117,13 @@ def plan(slugs: Iterable[str], seeds: str | Sequence[int], scale: str = "quick",
     seeds = parse_seeds(seeds) if isinstance(seeds, str) else list(dict.fromkeys(seeds))
     if not seeds or min(seeds) < 0:
         raise ValueError(f"seeds must be a non-empty list of integers >= 0, got {seeds!r}")
-    out = check_out(default_out() if out is None else out)
+    if out is None:
+        out = default_out() if dev.type == "cpu" else default_out() / dev.type
+    out = check_out(out)
     have = done_pairs(read(out, slugs, scale)) if resume else set()
     todo = [(p, s) for p in slugs for s in seeds if (p, s) not in have]
-    return Plan(slugs, seeds, scale, out, todo, len(slugs) * len(seeds) - len(todo))
+    return Plan(slugs, seeds, scale, out, todo, len(slugs) * len(seeds) - len(todo),
+                str(dev))
 
 
 # --------------------------------------------------------------------------- cluster
@@ -148,13 +158,14 @@ def close(client) -> None:
 
 
 # --------------------------------------------------------------------------- one task
-def paper_claims(paper: str, seed: int, scale: str) -> list[Claim]:
-    """The default task: the paper's own ``claims(seed, scale)``."""
-    return papers.get(paper).claims(seed=seed, scale=scale)
+def paper_claims(paper: str, seed: int, scale: str, device: str = "cpu") -> list[Claim]:
+    """The default task: the paper's own ``claims(seed, scale, device)``."""
+    return papers.get(paper).claims(seed=seed, scale=scale, device=device)
 
 
-def version_of(paper: str) -> str:
-    """The package version, plus the paper's cache version when it has one."""
+def version_of(paper: str, device: str = "cpu") -> str:
+    """The package version, plus the paper's cache version when it has one, plus the device
+    when it is not the CPU (so a dataset row says where it was computed)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -162,7 +173,8 @@ def version_of(paper: str) -> str:
     except PackageNotFoundError:  # pragma: no cover - a checkout on sys.path
         v = "0"
     cache = getattr(papers.get(paper).module(), "CACHE_VERSION", None)
-    return v if cache is None else f"{v}+cache{cache}"
+    v = v if cache is None else f"{v}+cache{cache}"
+    return v if device == "cpu" else f"{v}+{device}"
 
 
 def error_row(paper: str, seed: int, scale: str, error: str, seconds: float = math.nan,
@@ -172,19 +184,26 @@ def error_row(paper: str, seed: int, scale: str, error: str, seconds: float = ma
                 version=version, error=error)
 
 
-def run_task(paper: str, seed: int, scale: str, task: Task | None = None) -> list[dict]:
-    """Rows of one (paper, seed), in a worker process; an exception becomes one error row."""
+def run_task(paper: str, seed: int, scale: str, task: Task | None = None,
+             device: str = "cpu") -> list[dict]:
+    """Rows of one (paper, seed), in a worker process, on ``device``; an exception becomes one
+    error row. A custom ``task`` is called with ``device=`` only off the CPU."""
     import torch
 
     torch.set_num_threads(1)
     start = time.perf_counter()
     try:
-        claims = list((task or paper_claims)(paper, seed, scale))
+        if task is None:
+            claims = list(paper_claims(paper, seed, scale, device))
+        elif device == "cpu":
+            claims = list(task(paper, seed, scale))
+        else:
+            claims = list(task(paper, seed, scale, device=device))
         error = None if claims else "the task returned no claims"
     except Exception as e:  # noqa: BLE001 - recorded as a failed row, the sweep goes on
         claims, error = [], f"{type(e).__name__}: {e}"
     seconds = time.perf_counter() - start
-    version = version_of(paper)
+    version = version_of(paper, device)
     if error is not None:
         return [error_row(paper, seed, scale, error, seconds, version)]
     return [dict(paper=paper, claim=c.name, seed=seed, scale=scale, measured=c.measured,
@@ -278,7 +297,8 @@ class Sweep:
         self.pairs: dict[str, tuple[str, int]] = {}
         self.futures = []
         for paper, seed in plan.todo:
-            f = client.submit(run_task, paper, seed, plan.scale, task, pure=False, retries=2,
+            f = client.submit(run_task, paper, seed, plan.scale, task, plan.device,
+                              pure=False, retries=2,
                               key=f"claims-{paper}-s{seed}-{uuid.uuid4().hex[:8]}")
             self.pairs[f.key] = (paper, seed)
             self.futures.append(f)

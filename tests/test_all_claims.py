@@ -1,4 +1,5 @@
-"""Every reproduced paper's expected claims hold for seeds 0 and 1 (CONVENTIONS §2)."""
+"""Every reproduced or partial paper's expected claims hold for seeds 0 and 1 (CONVENTIONS
+§2); the blocked papers' own test files assert what holds there."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 from icml26 import papers
 from icml26.claims import Claim
 
-CASES = [(p.slug, seed) for p in papers.reproduced() for seed in (0, 1)]
+CASES = [(p.slug, seed) for p in papers.asserted() for seed in (0, 1)]
 
 
 @pytest.mark.slow

@@ -59,7 +59,7 @@ def test_json_has_exactly_the_contract_fields():
 def test_registry_lists_all_19_papers_with_unique_slugs():
     assert len(papers.PAPERS) == 19
     assert len({p.slug for p in papers.PAPERS}) == 19
-    assert all(p.status in ("reproduced", "blocked", "planned") for p in papers.PAPERS)
+    assert all(p.status in ("reproduced", "partial", "blocked") for p in papers.PAPERS)
     with pytest.raises(ValueError, match="unknown paper"):
         papers.get("nope")
 
@@ -98,8 +98,43 @@ def test_cli_exit_code_reflects_unexpected_failures(monkeypatch, capsys):
     good = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True)]
     bad = [Claim("recruitment", "a", "s", -1.0, ">=", 0.0, True)]
     paper = papers.get("recruitment")
-    monkeypatch.setattr(type(paper), "claims", lambda self, seed=0, scale="quick": good)
+    monkeypatch.setattr(type(paper), "claims",
+                        lambda self, seed=0, scale="quick", device="cpu": good)
     assert cli.main(["claims", "recruitment", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["holds"] is True
-    monkeypatch.setattr(type(paper), "claims", lambda self, seed=0, scale="quick": bad)
+    monkeypatch.setattr(type(paper), "claims",
+                        lambda self, seed=0, scale="quick", device="cpu": bad)
     assert cli.main(["claims", "recruitment"]) == 1
+
+
+def _taken_port():
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s, s.getsockname()[1]
+
+
+MISUSES = {
+    "serve: port out of range": (["serve", "--port", "99999"], "--port"),
+    "serve: port taken": (["serve", "--port", "{taken}"], "--port"),
+    "report: --out not writable": (["report", "--out", "/proc/icml26/x"], "--out"),
+    "claims: unknown paper": (["claims", "no_such_paper"], "unknown paper"),
+    "claims: negative seed": (["claims", "recruitment", "--seed", "-1"], "--seed"),
+    "claims: unknown device": (["claims", "recruitment", "--device", "tpu"], "--device"),
+    "sweep: empty seed range": (["sweep", "recruitment", "--seeds", "5:5"], "seed"),
+    "sweep: unreachable scheduler": (["sweep", "recruitment", "--seeds", "0:1", "--scheduler",
+                                      "tcp://127.0.0.1:1", "--timeout", "1"], "scheduler"),
+}
+
+
+@pytest.mark.parametrize("argv, needle", MISUSES.values(), ids=list(MISUSES))
+def test_cli_misuse_is_one_line_and_exit_2(argv, needle, capsys, tmp_path):
+    sock, port = _taken_port()
+    try:
+        code = cli.main([a.replace("{taken}", str(port)) for a in argv])
+    finally:
+        sock.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and needle in err, (code, err)

@@ -16,7 +16,12 @@ from icml26 import papers
 
 
 def _claims(args: argparse.Namespace) -> int:
-    selected = [papers.get(s) for s in args.slugs] if args.slugs else papers.reproduced()
+    from icml26.common import resolve_device
+
+    device = str(resolve_device(args.device))  # a bad --device: one line, before any work
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    selected = [papers.get(s) for s in args.slugs] if args.slugs else papers.asserted()
     everything: list[ledger.Claim] = []
     broken: list[str] = []
     for p in selected:
@@ -25,14 +30,14 @@ def _claims(args: argparse.Namespace) -> int:
             continue
         start = time.perf_counter()
         try:
-            got = p.claims(seed=args.seed, scale=args.scale)
+            got = p.claims(seed=args.seed, scale=args.scale, device=device)
         except Exception:  # report and go on: one broken paper must not hide the others
             traceback.print_exc()
             broken.append(p.slug)
             continue
         everything.extend(got)
-        print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s",
-              file=sys.stderr)
+        print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s on "
+              f"{device}", file=sys.stderr)
     rates = _sweep_rates([p.slug for p in selected if p.built], args.scale)
     if args.json:
         print(ledger.to_json(everything))
@@ -94,7 +99,8 @@ def _sweep(args: argparse.Namespace) -> int:
     task = _load_task(args.task) if args.task else None
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
-    plan = sweep.plan(args.slugs, args.seeds, args.scale, args.out)  # validates, writes nothing
+    # validates everything (the device too), writes nothing
+    plan = sweep.plan(args.slugs, args.seeds, args.scale, args.out, device=args.device)
     result = None
     if plan.todo or args.scheduler:  # an unreachable scheduler is an error even with no work
         client = sweep.connect(args.workers, args.scheduler, timeout=args.timeout)
@@ -118,7 +124,37 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_port(address: str, port: int) -> None:
+    """One clear line for a port out of range or taken (not a traceback from inside Bokeh)."""
+    import socket
+
+    if not 1 <= port <= 65535:
+        raise ValueError(f"--port must be in [1, 65535], got {port}")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((address, port))
+        except OSError as e:
+            raise ValueError(f"--port {port}: cannot listen on {address}:{port} ({e.strerror}); "
+                             "choose another --port") from None
+
+
+def _check_out_folder(path: str) -> None:
+    """``--out`` must be a folder that can be created and written (checked before any work)."""
+    import tempfile
+    from pathlib import Path
+
+    out = Path(path).expanduser().absolute()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise ValueError(f"--out {path}: cannot write there ({e.strerror}); choose another "
+                         "--out") from None
+
+
 def _serve(args: argparse.Namespace) -> int:
+    _check_port(args.address, args.port)
     from icml26.dashboards.app import perf
     from icml26.dashboards.app.index import create_index
     from icml26.dashboards.app.sweep_page import create_app as create_robustness
@@ -126,7 +162,7 @@ def _serve(args: argparse.Namespace) -> int:
     apps = {"/": create_index, "/robustness": create_robustness}
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
-    print(f"serving {len(apps) - 1} papers at http://{args.address}:{args.port}/",
+    print(f"serving {len(papers.built())} papers at http://{args.address}:{args.port}/",
           file=sys.stderr)
     perf.serve(apps, address=args.address, port=args.port, show=args.show,
              allow_websocket_origin=[f"{args.address}:{args.port}", f"localhost:{args.port}"],
@@ -140,6 +176,7 @@ def _report(args: argparse.Namespace) -> int:
 
     from icml26.dashboards.app import report
 
+    _check_out_folder(args.out)
     os.environ.setdefault("ICML26_SCALE", "quick")
     out = Path(args.out)
     try:
@@ -156,8 +193,17 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    for p in papers.PAPERS:
-        print(f"{p.slug:18s} {p.status:11s} {p.arxiv or '-':11s} {p.title}")
+    from icml26 import status_table
+
+    if args.markdown:
+        print(status_table.readme_block())
+        return 0
+    for row in status_table.rows():
+        print(f"{row.slug:18s} {row.label:22s} {row.arxiv or '-':11s} {row.title}")
+        for h in row.headlines:
+            print(f"{'':18s}   headline {h}")
+        if row.word != "reproduced":
+            print(f"{'':18s}   {row.reason}")
     return 0
 
 
@@ -168,6 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("slugs", nargs="*", help="papers to run (default: every reproduced one)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--scale", choices=["quick", "paper"], default="quick")
+    c.add_argument("--device", default="cpu",
+                   help="torch device: cpu (default), cuda or cuda:N (a GPU runs the Triton "
+                        "kernels; values agree with the CPU's within each claim note's "
+                        "tolerance)")
     fmt = c.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="a JSON list of claims")
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
@@ -179,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="A:B, Python's half-open range (0:64 = seeds 0-63), or a list 3,5,8 "
                         "(default 0:32)")
     w.add_argument("--scale", choices=["quick", "paper"], default="quick")
+    w.add_argument("--device", default="cpu",
+                   help="torch device of every task: cpu (default), cuda or cuda:N; a CUDA "
+                        "sweep's default dataset is a folder of its own")
     w.add_argument("--workers", type=int, default=None,
                    help="worker processes of the LocalCluster (default: one per core)")
     w.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -208,7 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="execute them on an existing Dask scheduler (tcp://host:8786)")
     r.set_defaults(func=_report)
-    ls = sub.add_parser("list", help="list the 19 papers and their status")
+    ls = sub.add_parser("list", help="list the 19 papers, their computed status and headline "
+                        "claims' hold rates")
+    ls.add_argument("--markdown", action="store_true",
+                    help="the README's papers table (generated; a test checks it is current)")
     ls.set_defaults(func=_list)
     return parser
 

@@ -4,29 +4,26 @@ from __future__ import annotations
 
 import panel as pn
 
-from icml26 import papers
+from icml26 import papers, status_table
 from icml26.dashboards.app import perf
 
 
 def index_markdown() -> str:
-    rows = ["| paper | title | arXiv | status |", "|---|---|---|---|"]
-    for p in papers.PAPERS:
-        name = f"[{p.slug}](./{p.slug})" if p.built else p.slug
-        arxiv = f"[{p.arxiv}]({p.url})" if p.arxiv else "—"
-        rows.append(f"| {name} | {p.title} | {arxiv} | {p.status} |")
-    return "\n".join(rows)
+    """The papers table of the README and ``icml26 list``, linked to the apps."""
+    return status_table.markdown(link="./{slug}")
 
 
 def create_index() -> pn.viewable.Viewable:
     pn.extension()
     perf.install()
-    done, built = len(papers.reproduced()), len(papers.built())
     return pn.Column(pn.pane.Markdown(
             "# icml26: ICML 2026 papers, reproduced and explorable\n\n"
-            f"{done} of {len(papers.PAPERS)} papers are reproduced and {built - done} built "
-            "but blocked (a binding claim fails; the app says which); each link opens its "
-            "explorer. Every claim and whether it held: `icml26 claims`; how often each "
-            "holds over many seeds (Dask, live): [claim robustness](./robustness).\n\n"
+            f"All {len(papers.built())} papers are built, tested and served; each link opens "
+            "its explorer. A status is computed, never typed: `reproduced` when every headline "
+            "and mechanism claim holds on >= 95% of the swept seeds, `partial` when a headline "
+            "does not, `blocked` when a mechanism claim or a check does not. Every claim and "
+            "whether it held: `icml26 claims`; how often each holds over many seeds (Dask, "
+            "live): [claim robustness](./robustness).\n\n"
             + index_markdown(), sizing_mode="stretch_width"), sizing_mode="stretch_width")
 
 

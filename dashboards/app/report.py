@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icml26 import claims as ledger
-from icml26 import papers
+from icml26 import papers, status_table
 
 PANEL_CDN = re.compile(r"https://cdn\.holoviz\.org/panel/[^/]+/dist/([^\"')?\s]+)(\?v=[^\"')\s]*)?")
 EXPLORER_CELL = re.compile(r"^\s*(\w+\.)?Explorer\(", re.M)
@@ -212,8 +212,10 @@ def index_page(pages: list[PaperPage]) -> str:
     from importlib.metadata import version
 
     done = {p.slug: p for p in pages}
+    status_rows = {r.slug: r for r in status_table.rows()}  # the README's and the index's rows
     rows = []
     for paper in papers.PAPERS:
+        st = status_rows[paper.slug]
         page = done.get(paper.slug)
         if page is None:
             link, result = html.escape(paper.slug), "—"
@@ -223,11 +225,18 @@ def index_page(pages: list[PaperPage]) -> str:
         else:
             link = f'<a href="{paper.slug}.html">{paper.slug}</a>'
             result = f'<span class="failed">notebook failed: {html.escape(page.error[:120])}</span>'
+        why = "" if st.word == "reproduced" else html.escape(st.reason) + (
+            f' (<a href="{paper.slug}.html#Claims">claims</a>)' if page is not None else "")
+        heads = "<br>".join(html.escape(h) for h in st.headlines)
         rows.append(f"<tr><td>{link}</td><td>{html.escape(paper.title)}</td>"
-                    f"<td>{paper.status}</td><td>{result}</td></tr>")
+                    f"<td>{html.escape(st.label)}</td><td>{heads}</td><td>{why}</td>"
+                    f"<td>{result}</td></tr>")
     body = (f"<h1>icml26: ICML 2026 papers, reproduced small</h1><p>Version "
             f"{version('icml26')}, built {datetime.date.today().isoformat()}. Each page is the "
-            f"paper's notebook executed at quick scale; claims at seed 0.</p><table><tr>"
-            f"<th>paper</th><th>title</th><th>status</th><th>result</th></tr>"
+            f"paper's notebook executed at quick scale; claims at seed 0. Status: "
+            f"{html.escape(status_table.summary(list(status_rows.values())))}, computed from "
+            "the claims' roles and their hold rates over the swept seeds.</p><table><tr>"
+            "<th>paper</th><th>title</th><th>status</th><th>headline claims (held / swept "
+            "seeds)</th><th>why</th><th>this run</th></tr>"
             + "".join(rows) + "</table>")
     return plain_page("icml26 report", body)
