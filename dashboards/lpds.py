@@ -34,7 +34,11 @@ DIM = lpds.MapConfig().action_dim
 
 
 def color(label: str) -> str:
-    return COLORS["LP-DS"] if label.startswith("LP-DS") else COLORS[label]
+    """A label's colour; a grid value ("LP-DS d=2", "DSRL W=3") takes its method's."""
+    for method in ("LP-DS", "DSRL", "residual RL"):
+        if label == method or label.startswith(method + " "):
+            return COLORS[method]
+    return COLORS[label]
 
 
 # --------------------------------------------------------------------------- chart functions
@@ -108,12 +112,11 @@ def latent_hist_chart(exp: dict, bins: int = 40) -> Chart:
     series = [Series("black", mid, chi2.pdf(mid, DIM), "chi^2_16", dash="dashed"),
               Series("black", kind="vline", at=q, dash="dotted", width=1)]
     for label, res in exp.items():
-        if label == "BC" or label == "residual RL":
+        if label == "BC" or label.startswith("residual RL"):
             continue
         dens, _ = np.histogram(np.clip(np.asarray(res["latent_sq"]), 0, edges[-1]), edges,
                                density=True)
-        series.append(Series(color(label) if label != "DSRL" else COLORS["DSRL"], mid, dens,
-                             label))
+        series.append(Series(color(label), mid, dens, label))
     return Chart("Latent norms ||w||^2 (dotted: 99% ball of the prior)", "||w||^2",
                  "density", series)
 
@@ -175,7 +178,10 @@ class LPDSExplorer(ExplorerBase):
                         critic_lr=self.critic_lr, knn_k=self.knn_k, iterations=self.iterations,
                         warmup=self.warmup)
         m.validate(), prior.validate(), steer.validate()
-        return replace(base, map=m, prior=prior, steer=steer, deltas=(self.delta,))
+        # one delta, so one value of each baseline's grid (the same tuning budget)
+        return replace(base, map=m, prior=prior, steer=steer, deltas=(self.delta,),
+                       dsrl_bounds=base.dsrl_bounds[:1],
+                       residual_scales=base.residual_scales[:1])
 
     @param.depends("iterations", "warmup", "noisy_share", "obstacle_y", watch=True)
     def _check(self) -> None:

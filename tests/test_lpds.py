@@ -178,7 +178,54 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
     assert all(not c.holds and "diverged" in c.note for c in out)
 
 
+# --------------------------------------------------------------------------- grids, device
+def test_baselines_get_at_least_lpds_grid_size_and_keep_their_generator_index():
+    cfg = LPDSConfig()
+    labels = list(lpds.method_configs(cfg))
+    # the pre-grid runs keep their place (their generator index): LP-DS..., DSRL, residual
+    assert labels[:4] == ["LP-DS d=0.5", "LP-DS d=2", "DSRL W=2", "residual RL c=0.3"]
+    groups = lpds.method_groups(cfg)
+    assert {k: len(v) for k, v in groups.items()} == {"LP-DS": 2, "DSRL": 3, "residual RL": 3}
+    mc = lpds.method_configs(cfg)
+    assert [mc[k].dsrl_bound for k in groups["DSRL"]] == list(cfg.dsrl_bounds)
+    assert [mc[k].residual_scale for k in groups["residual RL"]] == list(cfg.residual_scales)
+    one = replace(cfg, deltas=(1.0,), dsrl_bounds=(2.0,), residual_scales=(0.3,))
+    assert list(lpds.method_configs(one)) == ["LP-DS d=1", "DSRL", "residual RL"]
+    with pytest.raises(ValueError, match="at least len"):
+        lpds.method_configs(replace(cfg, dsrl_bounds=(2.0,), residual_scales=(0.3,)))
+    with pytest.raises(ValueError, match="same length"):
+        lpds.method_configs(replace(cfg, dsrl_bounds=(2.0, 3.0)))
+
+
+def test_a_baseline_is_tuned_on_its_validation_split_not_the_reported_one():
+    res = {"DSRL W=2": {"val_return": 0.5, "final_return": 0.1},
+           "DSRL W=3": {"val_return": 0.4, "final_return": 0.9}}
+    assert lpds.tuned(res, ["DSRL W=2", "DSRL W=3"]) == "DSRL W=2"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*a, **k):
+        raise AssertionError("work started before the device was checked")
+
+    monkeypatch.setattr(importlib.import_module("icml26.lpds.claims"), "experiment", no_work)
+    monkeypatch.setattr(importlib.import_module("icml26.lpds.claims"), "config_for", no_work)
+    for call in (lambda: lpds.claims(0, device="cuda"),
+                 lambda: lpds.claims_for(LPDSConfig(), 0, device="cuda"),
+                 lambda: lpds.experiment(LPDSConfig(), 0, device="cuda")):
+        with pytest.raises(ValueError, match="--device"):
+            call()
+
+
 # --------------------------------------------------------------------------- claims
+def test_every_claim_has_a_role_and_headlines_quote_the_abstract():
+    for name, (statement, _, _, _, role) in lpds.CLAIM_SPECS.items():
+        assert role in ("headline", "mechanism", "check"), name
+        if role == "headline":
+            assert statement.count('"') >= 2, name
+    assert lpds.CLAIMS_VERSION >= 2
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_expected_claims_hold(seed):
@@ -187,8 +234,70 @@ def test_expected_claims_hold(seed):
     assert not bad
 
 
+def _with_mutated_lpds_run(seed, patch, monkeypatch):
+    """Seed ``seed``'s cached results, with the largest delta's LP-DS run retrained (uncached)
+    under ``patch`` (a bug injected into the steering code); the baselines are unmutated.
+    Everything cached is read BEFORE the patch, so no mutated value reaches the cache."""
+    cfg = LPDSConfig()
+    res = lpds.experiment(cfg, seed)
+    prior = lpds.trained_prior(cfg, seed)
+    configs = lpds.method_configs(cfg)
+    label = lpds.method_groups(cfg)["LP-DS"][-1]
+    patch(monkeypatch)
+    g = torch.Generator().manual_seed(1000 * seed + 17 + list(configs).index(label))
+    res[label] = lpds.summarize(train_steering(prior, cfg.map, configs[label], g))
+    clean = {c.name: c for c in lpds.claims_from(cfg, lpds.experiment(cfg, seed))}
+    return clean, {c.name: c for c in lpds.claims_from(cfg, res)}, res[label]
+
+
 @pytest.mark.slow
+@pytest.mark.mutation("lpds", "trust_region_held", "latents_in_support")
 def test_mutation_frozen_lambda_breaks_the_trust_region():
     out = {c.name: c for c in lpds.claims_for(replace(LPDSConfig(), freeze_lambda=True), 0)}
     assert not out["trust_region_held"].holds
     assert not out["latents_in_support"].holds
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("lpds", "trust_region_held")
+def test_mutation_critic_fed_the_unsteered_noise_breaks_the_final_trust_region(monkeypatch):
+    """The replay buffer stores the critic's input as eps instead of w = eps + Delta: the
+    critic credits each return to the wrong latent, the actor chases it, and the FINAL policy
+    leaves the trust region while the training batches' mean (v1's reading) stays inside."""
+    act = lpds.Steerer.act
+
+    def buggy_act(self, s, gen, explore=True):
+        out = act(self, s, gen, explore)
+        if self.cfg.method == "lpds":
+            with torch.no_grad():
+                out["x"] = out["w"] - self.actor(s)
+        return out
+
+    clean, out, run = _with_mutated_lpds_run(
+        0, lambda mp: mp.setattr(lpds.Steerer, "act", buggy_act), monkeypatch)
+    assert clean["trust_region_held"].holds
+    assert not out["trust_region_held"].holds
+    delta = max(LPDSConfig().deltas)
+    assert sum(run["history"]["delta_sq"][-10:]) / 10 / delta <= 1.10  # v1 saw nothing
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("lpds", "entropy_vs_dsrl")
+def test_mutation_steering_that_replaces_the_noise_collapses_the_entropy(monkeypatch):
+    """The deployed LP-DS latent drops the prior's noise, ``w = Delta(s)`` instead of
+    ``eps + Delta(s)`` (the DSRL-style latent policy mistaken for a perturbation): each start
+    decodes to one chunk, the prior's spread is gone, and the entropy claim fails."""
+    act = lpds.Steerer.act
+
+    def collapsed_act(self, s, gen, explore=True):
+        out = act(self, s, gen, explore)  # draws the same random numbers as before
+        if self.cfg.method == "lpds":
+            with torch.no_grad():
+                delta = self.actor(s)
+                out.update(w=delta, x=delta, a=self.prior.decode(s, delta))
+        return out
+
+    clean, out, _ = _with_mutated_lpds_run(
+        0, lambda mp: mp.setattr(lpds.Steerer, "act", collapsed_act), monkeypatch)
+    assert clean["entropy_vs_dsrl"].holds
+    assert not out["entropy_vs_dsrl"].holds

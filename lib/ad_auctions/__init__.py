@@ -26,8 +26,11 @@ clicks vs ``z`` with the optimum; F2 TTSL-PPO's ``z`` over training vs the heuri
 grid optimum; F3 each bidder's spend / budget over an episode with a value shift; F4 the duals
 through the shift with and without the regulariser.
 
-Every random draw comes from a ``torch.Generator`` seeded from ``seed``.  The auctions are
-resolved by ``icml26.kernels.auction_topk`` (Triton on CUDA tensors, ``torch.topk`` on CPU).
+Every random draw comes from a CPU ``torch.Generator`` seeded from ``seed`` (moved to the
+device afterwards).  ``claims(seed, scale, device)`` runs the markets on ``device``; the auctions
+are resolved by ``icml26.kernels.auction_topk`` (Triton on CUDA tensors, ``torch.topk`` on
+CPU).  Pacing (``experiments.pacing_stats``): a bound bidder's budget lasts the horizon and is
+spent.
 
 Modules, one idea each: ``market`` (the bidders and the auction), ``platform`` (grid,
 heuristics, TTSL-PPO), ``experiments`` (scales, figure data, cache) and ``claims``.
@@ -40,11 +43,14 @@ from icml26.ad_auctions.experiments import (
     PAPER,
     SCALES,
     AuctionConfig,
+    bound_bidders,
     config_for,
     eval_seed,
     figure_curve_data,
+    figure_pacing_data,
     figure_ppo_data,
     figure_shift_data,
+    pacing_stats,
     trained_ppo,
 )
 from icml26.ad_auctions.market import (
@@ -60,6 +66,7 @@ from icml26.ad_auctions.platform import (
     PPOConfig,
     PPOTrainer,
     evaluate,
+    evaluate_all,
     grid_curve,
     myopic_z,
     train_ppo,
@@ -68,8 +75,8 @@ from icml26.ad_auctions.platform import (
 __all__ = [
     "BETAS", "CACHE_VERSION", "CLAIM_SPECS", "OBJECTIVES", "PAPER", "SCALES", "AuctionConfig",
     "MarketConfig", "MarketState", "PPOConfig", "PPOTrainer",
-    "claims", "claims_for", "config_for",
-    "episode", "eval_seed", "evaluate", "figure_curve_data", "figure_ppo_data",
-    "figure_shift_data", "grid_curve", "myopic_z", "new_state", "quality", "run_rounds",
-    "train_ppo", "trained_ppo",
+    "bound_bidders", "claims", "claims_for", "config_for",
+    "episode", "eval_seed", "evaluate", "evaluate_all", "figure_curve_data",
+    "figure_pacing_data", "figure_ppo_data", "figure_shift_data", "grid_curve", "myopic_z",
+    "new_state", "pacing_stats", "quality", "run_rounds", "train_ppo", "trained_ppo",
 ]

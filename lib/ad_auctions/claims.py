@@ -1,14 +1,30 @@
 """The claims of ``ad_auctions``: the claim rows and how each is measured.
 
-Binding (expected on seeds 0-4 at quick scale): ``budget_pacing``, ``interior_optimum``,
-``ttsl_near_optimum``, ``beats_heuristics``.  Reported: ``regularized_duals_stable``.
 Every claim is measured on a market model derived from the abstract (no code or numbers are
-public), which each note says.
+public), which each note says.  Roles (``icml26.claims.ROLES``): the abstract's result is that
+the framework "significantly outperforms heuristic baselines in revenue, social welfare, and
+user engagement" and that TTSL-PPO "provably converges to a Stackelberg Stationary Point"
+(headlines); PIM's interior optimum, ODDB-R's pacing (in the stationary market and through the
+value shift) and the regulariser's stabilising of the duals are what that rests on
+(mechanisms).
+
+CLAIMS_VERSION 2 (issue 28): the pacing claims were redesigned because with pacing switched
+off entirely (``eta = 0``) under the hard cap the old ``budget_pacing`` (|final spend / B - 1|)
+measured 0.0000 and the old ``regularized_duals_stable`` 0/0 -> 0: both held while budgets ran
+out at round 47-48 of 300.  Now pacing means what the word means (the budget lasts the
+horizon AND is spent: ``experiments.pacing_stats``; target 0.95, i.e. the old 5% tolerance
+applied to the exhaustion round as well as to the final spend, fixed before any seed was
+re-measured) and is read for ODDB-R itself (``beta`` of the config), in the stationary market
+where the revenue claims are measured (``budget_pacing``) and through the value shift that F3
+shows (``pacing_through_shift``); the duals' variance ratio is NaN (so it fails) when the
+duals do not move after the shift.  Welfare and engagement, which the abstract claims, are
+measured against the same heuristics as revenue.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from icml26.ad_auctions.experiments import (
     BETAS,
@@ -16,41 +32,77 @@ from icml26.ad_auctions.experiments import (
     AuctionConfig,
     config_for,
     figure_curve_data,
+    figure_pacing_data,
     figure_ppo_data,
     figure_shift_data,
 )
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 
 DERIVED = "model derived from the abstract (parametric creative lift, no auction logs)"
+CLAIMS_VERSION = 2
+PACED = 0.95  # budget lasts >= 95% of the horizon and >= 95% of it is spent
 
-#: name: (statement, op, threshold, expected)
+_PACING = ("worst budget-bound bidder's min(budget-exhaustion round / T, final spend / B) "
+           f">= {PACED:g} (the budget lasts the horizon and is spent)")
+_VS_HEUR = "the best fixed-rule heuristic's (z = 0, z = z_max, myopic), on the same draws"
+
+#: name: (statement, op, threshold, expected, role)
 CLAIM_SPECS = {
-    "budget_pacing": ("ODDB-R paces every budget-bound advertiser to its budget: max over "
-                      "budget-bound bidders of |spend/B - 1| <= 0.05 at the episode's end",
-                      "<=", 0.05, True),
-    "interior_optimum": ("The net-revenue-optimal creative investment is interior: "
-                         "min(z* - 0, z_max - z*) on the grid > 0", ">", 0.0, True),
-    "ttsl_near_optimum": ("TTSL-PPO reaches >= 0.95 of the grid optimum's net revenue",
-                          ">=", 0.95, True),
-    "beats_heuristics": ("TTSL-PPO's net revenue exceeds the best fixed-rule heuristic's "
-                         "(z = 0, z = z_max, myopic)", ">", 0.0, True),
+    "interior_optimum": ("PIM endogenises the inference cost, so the net-revenue-optimal "
+                         "creative investment is interior: min(z* - 0, z_max - z*) on the "
+                         "grid > 0", ">", 0.0, True, "mechanism"),
+    "ttsl_near_optimum": ("TTSL-PPO \"provably converges to a Stackelberg Stationary Point\": "
+                          "its net revenue reaches >= 0.95 of the grid optimum's",
+                          ">=", 0.95, True, "headline"),
+    "beats_heuristics": ("The framework \"significantly outperforms heuristic baselines in "
+                         "revenue\": TTSL-PPO's net revenue per round minus " + _VS_HEUR
+                         + " > 0", ">", 0.0, True, "headline"),
+    "beats_heuristics_welfare": ("The framework \"significantly outperforms heuristic "
+                                 "baselines in ... social welfare\": TTSL-PPO's welfare per "
+                                 "round (winners' value v q) relative to " + _VS_HEUR
+                                 + ", minus 1, > 0", ">", 0.0, False, "headline"),
+    "beats_heuristics_engagement": ("The framework \"significantly outperforms heuristic "
+                                    "baselines in ... user engagement\": TTSL-PPO's clicks per "
+                                    "round relative to " + _VS_HEUR + ", minus 1, > 0",
+                                    ">", 0.0, False, "headline"),
+    "budget_pacing": ("ODDB-R paces every budget-bound advertiser in the stationary market "
+                      "at z* (where the revenue claims are measured): " + _PACING,
+                      ">=", PACED, True, "mechanism"),
+    "pacing_through_shift": ("ODDB-R learns to bid \"in this non-stationary environment\": "
+                             "through the mid-episode value shift (F3), " + _PACING,
+                             ">=", PACED, False, "mechanism"),
     "regularized_duals_stable": ("The ODDB-R regulariser lowers the post-shift variance of the "
                                  "duals: worst bound bidder's variance ratio beta > 0 / "
-                                 "beta = 0 < 1", "<", 1.0, True),
+                                 "beta = 0 < 1 (NaN, so failing, when the duals do not move "
+                                 "after the shift: pacing off)", "<", 1.0, True, "mechanism"),
 }
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed`` with the markets on
+    ``device`` (the auctions go through the ``auction_topk`` Triton kernel on CUDA)."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, dev)
 
 
-def claims_for(cfg: AuctionConfig, seed: int = 0) -> list[Claim]:
-    """The claims for an explicit config (the mutation tests set ``objective="gross"``)."""
+def _pacing_note(p: dict, bound: list[int], T: int) -> str:
+    def when(r: int) -> str:
+        return "never exhausted" if r >= T else f"exhausted in round {r + 1} of {T}"
+
+    return ", ".join(f"bidder {i}: lasts {p['lasts'][i]:.3f} ({when(p['exhaust_round'][i])}), "
+                     f"spent {p['spent'][i]:.3f}" for i in bound)
+
+
+def claims_for(cfg: AuctionConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
+    """The claims for an explicit config (the mutation tests set ``objective="gross"`` or
+    switch pacing off)."""
+    dev = resolve_device(device)
     table = ClaimTable(PAPER, CLAIM_SPECS)
     z_star = None
+    T = cfg.market.horizon
     with table.guard(["interior_optimum"]):
-        curve = figure_curve_data(cfg, seed)
+        curve = figure_curve_data(cfg, seed, dev)
         z_star = curve["z_star"]
         zmax = cfg.market.z_max
         what = "net revenue" if cfg.objective == "net" else "GROSS payments (mutation)"
@@ -58,8 +110,10 @@ def claims_for(cfg: AuctionConfig, seed: int = 0) -> list[Claim]:
                   f"argmax of {what} at z* = {z_star:.2f} on {cfg.grid_points} points of "
                   f"[0, {zmax:g}] (net {curve['net_star']:.4f}/round, {cfg.eval_markets} "
                   f"episodes per point, common draws); {DERIVED}")
-    with table.guard(["ttsl_near_optimum", "beats_heuristics"]):
-        d = figure_ppo_data(cfg, seed)
+    ppo_names = ["ttsl_near_optimum", "beats_heuristics", "beats_heuristics_welfare",
+                 "beats_heuristics_engagement"]
+    with table.guard(ppo_names):
+        d = figure_ppo_data(cfg, seed, device=dev)
         h = d["heuristics"]
         best = max(h, key=lambda k: h[k]["net"])
         heur = ", ".join(f"{k} {v['net']:.4f} (z {v['z']:.2f})" for k, v in h.items())
@@ -69,30 +123,57 @@ def claims_for(cfg: AuctionConfig, seed: int = 0) -> list[Claim]:
         table.add("ttsl_near_optimum", d["net_ppo"] / d["net_star"],
                   f"net {d['net_ppo']:.4f} vs grid optimum {d['net_star']:.4f} at z* "
                   f"{d['z_star']:.2f}; {trained}")
-        table.add("beats_heuristics", d["net_ppo"] - h[best]["net"],
-                  f"PPO {d['net_ppo']:.4f} vs best heuristic {best}; heuristics: {heur}; "
-                  f"{trained}")
-    with table.guard(["budget_pacing", "regularized_duals_stable"]):
+        margin = d["net_ppo"] - h[best]["net"]
+        table.add("beats_heuristics", margin,
+                  f"PPO {d['net_ppo']:.4f} vs best heuristic {best}: margin {margin:+.4f} "
+                  f"({100 * margin / abs(h[best]['net']):+.2f}% of its revenue; a THIN "
+                  "margin: the myopic rule's z sits one grid step from z*, and the claim "
+                  "failed on 1 of 32 swept seeds (seed 26) before this version; the threshold "
+                  f"> 0 is not 'significantly'); heuristics: {heur}; {trained}")
+        for name, key, word in (("beats_heuristics_welfare", "welfare", "welfare"),
+                                ("beats_heuristics_engagement", "clicks", "clicks")):
+            top = max(h, key=lambda k: h[k][key])
+            rel = d[f"{key}_ppo"] / h[top][key] - 1
+            table.add(name, rel,
+                      f"PPO {word} {d[f'{key}_ppo']:.4f}/round vs best heuristic {top} "
+                      f"{h[top][key]:.4f}; all: "
+                      + ", ".join(f"{k} {v[key]:.4f}" for k, v in h.items())
+                      + "; not expected: in this model quality q_i(z) rises with z, so "
+                      f"{word} rise with z and the z = z_max heuristic (which ignores the "
+                      "inference cost) maximises them; the net-revenue optimum z* trades them "
+                      f"for cost; {trained}")
+    with table.guard(["budget_pacing"]):
         z = z_star if z_star is not None else 0.5 * cfg.market.z_max
-        s = figure_shift_data(dataclasses.replace(cfg, objective="net"), seed, z)
+        p = figure_pacing_data(dataclasses.replace(cfg, objective="net"), seed, z, dev)
+        bound = [i for i, b in enumerate(p["bound"]) if b]
+        table.add("budget_pacing", min((p["paced"][i] for i in bound), default=math.nan),
+                  f"ODDB-R (beta = {cfg.market.beta:g}, eta = {cfg.market.eta:g}), no value "
+                  f"shift, z = {z:.2f}, {cfg.shift_markets} episodes; bound bidders {bound} "
+                  f"(would overspend without pacing); {_pacing_note(p, bound, T)}; hard_cap="
+                  f"{cfg.market.hard_cap}; without pacing (eta = 0) budgets run out near "
+                  f"round 50 of {T}; {DERIVED}")
+    with table.guard(["pacing_through_shift", "regularized_duals_stable"]):
+        s = figure_shift_data(dataclasses.replace(cfg, objective="net"), seed, z, dev)
         reg, plain = (s["runs"][b] for b in BETAS)
         bound = [i for i, b in enumerate(s["bound"]) if b]
-        errs = {b: max(abs(s["runs"][b]["final_ratio"][i] - 1) for i in bound) for b in BETAS}
-        exhaust = {b: min(s["runs"][b]["exhaust_round"][i] for i in bound) for b in BETAS}
-        table.add("budget_pacing", max(errs.values()),
-                  f"bound bidders {bound}; worst |spend/B - 1| beta={BETAS[0]:g}: "
-                  f"{errs[BETAS[0]]:.4f}, beta=0: {errs[BETAS[1]]:.4f} (mean over "
-                  f"{cfg.shift_markets} episodes, values shift at round {s['shift_round']}, "
-                  f"z = {z:.2f}); earliest budget exhaustion round {exhaust[BETAS[0]]} / "
-                  f"{exhaust[BETAS[1]]} of {cfg.market.horizon}; hard_cap="
-                  f"{cfg.market.hard_cap} (with the cap payments stop at the budget, so "
-                  "overspend is impossible by construction and only underspend can fail); "
-                  f"bound = would overspend without pacing; {DERIVED}")
-        ratios = [reg["post_var"][i] / max(plain["post_var"][i], 1e-12) for i in bound]
-        table.add("regularized_duals_stable", max(ratios),
+        table.add("pacing_through_shift", min((reg["paced"][i] for i in bound),
+                                              default=math.nan),
+                  f"ODDB-R (beta = {BETAS[0]:g}); values shift at round {s['shift_round']}, "
+                  f"z = {z:.2f}, {cfg.shift_markets} episodes; bound bidders {bound}; "
+                  f"{_pacing_note(reg, bound, T)}; plain dual descent (beta = 0) on the same "
+                  f"draws: worst {min(plain['paced'][i] for i in bound):.3f} (the "
+                  "regulariser's anchor slows the dual's reaction to the shift); not expected: "
+                  f"fails on seeds 0-4 at quick scale; {DERIVED}")
+        moves = reg["post_moves"] and plain["post_moves"]
+        ratios = [reg["post_var"][i] / plain["post_var"][i]
+                  if moves and plain["post_var"][i] > 0 else math.nan for i in bound]
+        table.add("regularized_duals_stable", max(ratios, default=math.nan),
                   f"variance of each bound bidder's dual over rounds {s['window'][0]}-"
                   f"{s['window'][1]} (after the shift), mean over episodes; ratios "
                   + ", ".join(f"{r:.3f}" for r in ratios)
+                  + ("" if moves else " (the duals do not move after the shift: pacing is "
+                     "off, the ratio 0/0 is undefined)")
                   + f"; the regulariser slows adaptation: budgets run out at round "
-                  f"{exhaust[BETAS[0]]} vs {exhaust[BETAS[1]]}; {DERIVED}")
+                  f"{min(reg['exhaust_round'][i] for i in bound)} vs "
+                  f"{min(plain['exhaust_round'][i] for i in bound)} of {T}; {DERIVED}")
     return table.claims

@@ -1,8 +1,17 @@
 """Scales and the data of the figures (F1 the Stackelberg curve, F2 TTSL-PPO's training,
 F3 spend / budget through the value shift, F4 the duals with and without the regulariser).
 
-Every function takes a config and a seed and returns plain data (tensors, lists, dicts);
-TTSL-PPO's training is cached on disk (``icml26.common.cached``).
+Every function takes a config, a seed and a ``device`` (where the markets run; the value
+draws come from CPU generators either way) and returns plain data (lists, dicts, floats);
+TTSL-PPO's training is cached on disk (``icml26.common.cached``), keyed by device type off
+the CPU.
+
+Pacing (``pacing_stats``): a budget-bound bidder is paced when its budget lasts the horizon
+and is spent.  Per bidder, ``lasts`` = (first round at which half the markets have spent
+99.9% of its budget) / T (1.0 when that never happens) and ``spent`` = its mean final spend /
+budget; ``paced = min(lasts, spent)``.  Without pacing (``eta = 0``) the bound bidders' budgets
+run out around rounds 47-75 of 300 (``paced`` ~0.16-0.25); duals stuck high leave budget
+unspent (``spent`` < 1).
 """
 
 from __future__ import annotations
@@ -14,12 +23,19 @@ from dataclasses import dataclass, field
 import torch
 
 from icml26.ad_auctions.market import MarketConfig, episode
-from icml26.ad_auctions.platform import PPOConfig, evaluate, grid_curve, myopic_z, train_ppo
-from icml26.common import cached
+from icml26.ad_auctions.platform import (
+    PPOConfig,
+    evaluate_all,
+    grid_curve,
+    myopic_z,
+    train_ppo,
+)
+from icml26.common import cached, device_key
 from icml26.common import config_for as _config_for
 
 PAPER = "ad_auctions"
 CACHE_VERSION = 1
+EXHAUSTED = 0.999  # a budget counts as spent at 99.9%
 BETAS = (0.05, 0.0)  # the regularised ODDB-R and plain dual descent (F3, F4)
 
 
@@ -66,13 +82,13 @@ def eval_seed(seed: int) -> int:
 
 
 # --------------------------------------------------------------------------- F1
-def figure_curve_data(cfg: AuctionConfig, seed: int) -> dict:
+def figure_curve_data(cfg: AuctionConfig, seed: int, device: torch.device | str = "cpu") -> dict:
     """Net revenue, gross payments, welfare and clicks per round vs ``z`` at the bidders'
     ODDB-R response; ``z_star`` maximises the platform's objective (net revenue, or gross
     payments under the mutation)."""
     cfg.validate()
     zs = cfg.zs()
-    c = grid_curve(cfg.market, zs, cfg.eval_markets, eval_seed(seed))
+    c = grid_curve(cfg.market, zs, cfg.eval_markets, eval_seed(seed), device=device)
     target = c["net"] if cfg.objective == "net" else c["payments"]
     i = int(target.argmax())
     return {**{k: v.tolist() for k, v in c.items()}, "z_star": float(zs[i]),
@@ -81,50 +97,98 @@ def figure_curve_data(cfg: AuctionConfig, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- F2
 def trained_ppo(cfg: AuctionConfig, seed: int,
-                progress: Callable[[int, int], None] | None = None) -> dict:
-    """TTSL-PPO trained on ``cfg`` (cached per config and seed)."""
+                progress: Callable[[int, int], None] | None = None,
+                device: torch.device | str = "cpu") -> dict:
+    """TTSL-PPO trained on ``cfg`` (cached per config, seed and device type)."""
     pcfg = dataclasses.replace(cfg.ppo, objective=cfg.objective)
-    return cached(PAPER, "ppo", (cfg.market, pcfg), seed, CACHE_VERSION,
-                  lambda: train_ppo(cfg.market, pcfg, seed, progress))
+    return cached(PAPER, device_key("ppo", device), (cfg.market, pcfg), seed, CACHE_VERSION,
+                  lambda: train_ppo(cfg.market, pcfg, seed, progress, device))
 
 
 def figure_ppo_data(cfg: AuctionConfig, seed: int,
-                    progress: Callable[[int, int], None] | None = None) -> dict:
+                    progress: Callable[[int, int], None] | None = None,
+                    device: torch.device | str = "cpu") -> dict:
     """TTSL-PPO's mean ``z`` and batch net revenue per iteration, its final ``z`` evaluated
-    on the grid's draws, the heuristics' ``z`` and net revenue, and the grid optimum."""
-    curve = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed)
-    ppo = trained_ppo(cfg, seed, progress)
+    on the grid's draws (net revenue, welfare and clicks per round), the heuristics' ``z``
+    and the same three measures, and the grid optimum."""
+    curve = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed, device)
+    ppo = trained_ppo(cfg, seed, progress, device)
     es, m = eval_seed(seed), cfg.eval_markets
-    z_myopic = myopic_z(cfg.market, cfg.zs(), m, es)
+    z_myopic = myopic_z(cfg.market, cfg.zs(), m, es, device)
     heuristics = {"z = 0": 0.0, "z = z_max": cfg.market.z_max, "myopic": z_myopic}
+    ev = evaluate_all(cfg.market, ppo["z"], m, es, device)
     return {"z_path": ppo["z_path"], "std_path": ppo["std_path"], "net_path": ppo["net_path"],
-            "z_ppo": ppo["z"], "net_ppo": evaluate(cfg.market, ppo["z"], m, es),
-            "heuristics": {k: {"z": z, "net": evaluate(cfg.market, z, m, es)}
+            "z_ppo": ppo["z"], "net_ppo": ev["net"], "welfare_ppo": ev["welfare"],
+            "clicks_ppo": ev["clicks"],
+            "heuristics": {k: {"z": z, **evaluate_all(cfg.market, z, m, es, device)}
                            for k, z in heuristics.items()},
             "z_star": curve["z_star"], "net_star": curve["net_star"]}
 
 
+# --------------------------------------------------------------------------- pacing
+def pacing_stats(spent_path: torch.Tensor, budget: torch.Tensor) -> dict:
+    """Per bidder, from cumulative spend ``[T, M, N]`` and budgets ``[N]``: ``exhaust_round``
+    (the first round index at which half the markets have spent 99.9% of the budget; T when
+    never), ``lasts`` = (exhaust_round + 1) / T capped at 1, ``spent`` (mean final spend /
+    budget) and ``paced = min(lasts, spent)`` (see the module docstring)."""
+    T = spent_path.shape[0]
+    ratio = spent_path / budget
+    gone = (ratio > EXHAUSTED).float().mean(1).T  # [N, T]
+    exhaust = [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
+               for col in gone.cpu()]
+    lasts = [min((r + 1) / T, 1.0) for r in exhaust]
+    spent = ratio[-1].mean(0).tolist()
+    return {"exhaust_round": exhaust, "lasts": lasts, "spent": spent,
+            "paced": [min(a, b) for a, b in zip(lasts, spent)]}
+
+
+def bound_bidders(market: MarketConfig, z: float, markets: int, seed: int,
+                  device: torch.device | str = "cpu") -> list[bool]:
+    """Which bidders are budget-bound: those who would spend more than their budget with no
+    pacing and no cap (duals at 0, same value draws)."""
+    budget = torch.tensor(market.budget, device=device) * market.horizon
+    free = dataclasses.replace(market, hard_cap=False, mu_init=0.0)
+    unpaced = episode(free, torch.full((markets,), float(z), device=device),
+                      torch.Generator().manual_seed(seed), respond=False)
+    return ((unpaced["spent"] / budget).mean(0) > 1.0).tolist()
+
+
+def figure_pacing_data(cfg: AuctionConfig, seed: int, z: float,
+                       device: torch.device | str = "cpu") -> dict:
+    """Pacing in the stationary market of F1 / F2 (no value shift: the market where the
+    revenue claims are measured) at investment ``z``: ``pacing_stats`` of ODDB-R (the
+    config's ``beta``), the bound bidders and the mean spend / budget path ``[T][N]``."""
+    mcfg = dataclasses.replace(cfg.market, shift_at=0.0)
+    es = eval_seed(seed) + 2
+    budget = torch.tensor(mcfg.budget, device=device) * mcfg.horizon
+    ep = episode(mcfg, torch.full((cfg.shift_markets,), float(z), device=device),
+                 torch.Generator().manual_seed(es), record=True)
+    return {"z": z, "bound": bound_bidders(mcfg, z, cfg.shift_markets, es, device),
+            **pacing_stats(ep["spent_path"], budget),
+            "spend_ratio_path": (ep["spent_path"] / budget).mean(1).tolist()}
+
+
 # --------------------------------------------------------------------------- F3, F4
-def figure_shift_data(cfg: AuctionConfig, seed: int, z: float | None = None) -> dict:
+def figure_shift_data(cfg: AuctionConfig, seed: int, z: float | None = None,
+                      device: torch.device | str = "cpu") -> dict:
     """Spend / budget and dual paths (mean over markets, ``[T, N]``) through the value shift
     at ``z`` (default: the grid optimum), for each ``beta`` of ``BETAS``; the final spend /
-    budget per bidder, which bidders are budget-bound (mean dual > 0.05 before the shift)
-    and the post-shift variance of each bidder's dual over rounds (mean over markets)."""
+    budget per bidder, ``pacing_stats`` per bidder, which bidders are budget-bound (they
+    would overspend without pacing), the post-shift variance of each bidder's dual over
+    rounds (mean over markets) and whether the duals move after the shift at all."""
     if z is None:
-        z = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed)["z_star"]
+        z = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed,
+                              device)["z_star"]
     T = cfg.market.horizon
-    budget = torch.tensor(cfg.market.budget) * T
+    budget = torch.tensor(cfg.market.budget, device=device) * T
     t0 = int(cfg.shift_at * T)
     lo = t0 + int(cfg.settle * (T - t0))
-    free = dataclasses.replace(cfg.market, shift_at=cfg.shift_at, hard_cap=False, mu_init=0.0)
-    unpaced = episode(free, torch.full((cfg.shift_markets,), float(z)),
-                      torch.Generator().manual_seed(eval_seed(seed) + 1), respond=False)
-    bound = ((unpaced["spent"] / budget).mean(0) > 1.0).tolist()
+    mcfg = dataclasses.replace(cfg.market, shift_at=cfg.shift_at)
+    bound = bound_bidders(mcfg, z, cfg.shift_markets, eval_seed(seed) + 1, device)
     out = {"z": z, "shift_round": t0, "window": (lo, T), "runs": {}, "bound": bound}
     # both arms in one batch of 2 M markets, on the same value draws (tile=2)
-    mcfg = dataclasses.replace(cfg.market, shift_at=cfg.shift_at)
     m = cfg.shift_markets
-    ep = episode(mcfg, torch.full((2 * m,), float(z)),
+    ep = episode(mcfg, torch.full((2 * m,), float(z), device=device),
                  torch.Generator().manual_seed(eval_seed(seed) + 1), record=True, tile=2,
                  beta=torch.tensor(BETAS).repeat_interleave(m))
     for k, beta in enumerate(BETAS):
@@ -135,8 +199,8 @@ def figure_shift_data(cfg: AuctionConfig, seed: int, z: float | None = None) -> 
             "mu_path": mu.mean(1).tolist(),
             "final_ratio": (ep["spent"][arm] / budget).mean(0).tolist(),
             "post_var": mu[lo:].var(0).mean(0).tolist(),
-            # the round where half the markets have spent 99.9% of a bidder's budget (T: never)
-            "exhaust_round": [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
-                              for col in (ratio > 0.999).float().mean(1).T],
+            # do the duals move after the shift at all (False: pacing is switched off)
+            "post_moves": bool((mu[lo:] != mu[lo:lo + 1]).any()),
+            **pacing_stats(ep["spent_path"][:, arm], budget),
         }
     return out

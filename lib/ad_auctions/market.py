@@ -18,6 +18,9 @@ Per round ``t`` of an episode of ``T`` rounds, in each of ``M`` independent mark
   regulariser damps the dual's noise without biasing its fixed point.
 
 The auction itself goes through ``icml26.kernels.auction_topk`` (Triton on CUDA tensors).
+Every tensor of a market lives on the device of its state (``new_state(..., device)``; an
+episode's markets follow the device of ``z``); the value draws come from a CPU
+``torch.Generator`` and are moved there, so CPU results do not depend on the device plumbing.
 """
 
 from __future__ import annotations
@@ -86,7 +89,8 @@ class MarketConfig:
 
 def quality(cfg: MarketConfig, z: torch.Tensor) -> torch.Tensor:
     """``q_i(z) = q_i0 (1 + theta_i (1 - e^{-z}))``: ``z [M] -> [M, N]``."""
-    q0, th = torch.tensor(cfg.q0), torch.tensor(cfg.theta)
+    q0 = torch.tensor(cfg.q0, device=z.device)
+    th = torch.tensor(cfg.theta, device=z.device)
     return q0 * (1 + th * (1 - torch.exp(-z))[:, None])
 
 
@@ -102,11 +106,15 @@ class MarketState:
 
 
 def new_state(cfg: MarketConfig, n_markets: int,
-              mu0: float | torch.Tensor | None = None) -> MarketState:
-    """Fresh budgets; duals at ``mu0`` (default ``cfg.mu_init``)."""
-    mu = torch.zeros(n_markets, cfg.n_bidders) + (cfg.mu_init if mu0 is None else mu0)
+              mu0: float | torch.Tensor | None = None,
+              device: torch.device | str = "cpu") -> MarketState:
+    """Fresh budgets; duals at ``mu0`` (default ``cfg.mu_init``), on ``device``."""
+    start = cfg.mu_init if mu0 is None else mu0
+    if isinstance(start, torch.Tensor):
+        start = start.to(device)
+    mu = torch.zeros(n_markets, cfg.n_bidders, device=device) + start
     return MarketState(mu=mu.clone(), mu_ref=mu.clone(),
-                       spent=torch.zeros(n_markets, cfg.n_bidders))
+                       spent=torch.zeros(n_markets, cfg.n_bidders, device=device))
 
 
 def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds: int,
@@ -122,19 +130,24 @@ def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds:
     ``cfg.beta`` per market (both arms of the regulariser comparison in one batch).
     """
     m, n = state.mu.shape
-    budget_total = torch.tensor(cfg.budget) * cfg.horizon
-    log_v0 = torch.tensor(cfg.value_mu)
-    shift = torch.tensor(cfg.shift).log()
+    dev = state.mu.device
+    z = z.to(dev)
+    budget_total = torch.tensor(cfg.budget, device=dev) * cfg.horizon
+    log_v0 = torch.tensor(cfg.value_mu, device=dev)
+    shift = torch.tensor(cfg.shift, device=dev).log()
     q = quality(cfg, z)
-    tot = {k: torch.zeros(m) for k in ("payments", "clicks", "welfare")}
+    tot = {k: torch.zeros(m, device=dev) for k in ("payments", "clicks", "welfare")}
     spent_path, mu_path = [], []
     if m % tile:
         raise ValueError(f"tile ({tile}) must divide the number of markets ({m})")
     shift_round = int(cfg.shift_at * cfg.horizon) if cfg.shift_at > 0 else cfg.horizon + 1
-    rows = torch.arange(m)
+    rows = torch.arange(m, device=dev)
+    if beta is not None:
+        beta = beta.to(dev)
     for _ in range(n_rounds):
         t = state.t
-        log_v = log_v0 + cfg.value_sigma * torch.randn(m // tile, n, generator=gen).repeat(tile, 1)
+        eps = torch.randn(m // tile, n, generator=gen).to(dev)  # CPU draws, then the device
+        log_v = log_v0 + cfg.value_sigma * eps.repeat(tile, 1)
         if t >= shift_round:
             log_v = log_v + shift
         v = log_v.exp()
@@ -145,7 +158,7 @@ def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds:
         sale = winner >= 0
         w = winner.clamp_min(0)
         pay = (torch.minimum(price, remaining[rows, w]) if cfg.hard_cap else price) * sale
-        spend = torch.zeros(m, n)
+        spend = torch.zeros(m, n, device=dev)
         spend[rows, w] = pay
         tot["payments"] += pay
         tot["clicks"] += q[rows, w] * sale
@@ -171,10 +184,10 @@ def run_rounds(cfg: MarketConfig, state: MarketState, z: torch.Tensor, n_rounds:
 def episode(cfg: MarketConfig, z: torch.Tensor, gen: torch.Generator, record: bool = False,
             respond: bool = True, mu0: float | torch.Tensor | None = None, impl: str = "auto",
             tile: int = 1, beta: torch.Tensor | None = None) -> dict:
-    """One full episode in ``len(z)`` markets from fresh duals; per-round means
-    ``net, payments, clicks, welfare [M]`` (net = payments - kappa z)."""
+    """One full episode in ``len(z)`` markets from fresh duals, on ``z``'s device; per-round
+    means ``net, payments, clicks, welfare [M]`` (net = payments - kappa z)."""
     cfg.validate()
-    state = new_state(cfg, len(z), mu0)
+    state = new_state(cfg, len(z), mu0, device=z.device)
     tot = run_rounds(cfg, state, z, cfg.horizon, gen, record=record, respond=respond,
                      impl=impl, tile=tile, beta=beta)
     out = {k: tot[k] / cfg.horizon for k in ("payments", "clicks", "welfare", "cost")}

@@ -10,6 +10,9 @@ over a grid of investments, the fixed-rule heuristics and TTSL-PPO.
   more: the follower response the Stackelberg leader accounts for).
 * TTSL-PPO: a Gaussian policy over ``a``, ``z = z_max sigmoid(a)``, trained by PPO's clipped
   surrogate on the per-round net revenue of whole episodes (one per market and iteration).
+  The markets run on ``device``; the two policy parameters and their updates stay on the
+  CPU (two scalars: nothing to gain from a GPU, and the action draws share the CPU
+  generator with the value draws).
   Two timescales: the duals move every round (step ``eta``) and are carried over from one
   episode to the next in each market, the policy moves once per episode with a small Adam
   step ``lr``.  ``objective="gross"`` is the PIM pitfall (the mutation): the platform
@@ -52,33 +55,44 @@ class PPOConfig:
 
 
 def grid_curve(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int,
-               respond: bool = True) -> dict:
-    """Per-round means over ``markets`` episodes at each ``z`` of ``zs`` (same draws)."""
+               respond: bool = True, device: torch.device | str = "cpu") -> dict:
+    """Per-round means over ``markets`` episodes at each ``z`` of ``zs`` (same draws); the
+    markets run on ``device``, the returned curves are CPU tensors."""
     g = torch.Generator().manual_seed(seed)
-    z = zs.repeat_interleave(markets)
+    z = zs.repeat_interleave(markets).to(device)
     out = episode(cfg, z, g, respond=respond, tile=len(zs))
     res = {"z": zs.clone()}
     for k in ("net", "payments", "clicks", "welfare"):
-        res[k] = out[k].view(len(zs), markets).mean(1)
+        res[k] = out[k].view(len(zs), markets).mean(1).cpu()
     return res
 
 
-def evaluate(cfg: MarketConfig, z: float, markets: int, seed: int) -> float:
+def evaluate_all(cfg: MarketConfig, z: float, markets: int, seed: int,
+                 device: torch.device | str = "cpu") -> dict[str, float]:
+    """Per-round net revenue, payments, welfare (the winners' value ``v_w q_w``) and clicks
+    (engagement) at a fixed ``z`` on the same draws as ``grid_curve(seed)``."""
+    out = episode(cfg, torch.full((markets,), float(z), device=device),
+                  torch.Generator().manual_seed(seed))
+    return {k: float(out[k].mean()) for k in ("net", "payments", "welfare", "clicks")}
+
+
+def evaluate(cfg: MarketConfig, z: float, markets: int, seed: int,
+             device: torch.device | str = "cpu") -> float:
     """Net revenue per round at a fixed ``z`` on the same draws as ``grid_curve(seed)``."""
-    out = episode(cfg, torch.full((markets,), float(z)), torch.Generator().manual_seed(seed))
-    return float(out["net"].mean())
+    return evaluate_all(cfg, z, markets, seed, device)["net"]
 
 
-def myopic_z(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int) -> float:
+def myopic_z(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int,
+             device: torch.device | str = "cpu") -> float:
     """The myopic heuristic's ``z``: best net revenue with duals frozen at their ``z = 0``
     values and budgets ignored (bidders assumed not to respond)."""
     g = torch.Generator().manual_seed(seed)
-    base = episode(cfg, torch.zeros(markets), g)
+    base = episode(cfg, torch.zeros(markets, device=device), g)
     mu0 = base["mu"].mean(0)
     free = MarketConfig(**{**cfg.__dict__, "budget": (1e6,) * cfg.n_bidders})
-    curve = episode(free, zs.repeat_interleave(markets), torch.Generator().manual_seed(seed),
-                    respond=False, mu0=mu0, tile=len(zs))
-    net = curve["net"].view(len(zs), markets).mean(1)
+    curve = episode(free, zs.repeat_interleave(markets).to(device),
+                    torch.Generator().manual_seed(seed), respond=False, mu0=mu0, tile=len(zs))
+    net = curve["net"].view(len(zs), markets).mean(1).cpu()
     return float(zs[int(net.argmax())])
 
 
@@ -87,16 +101,17 @@ class PPOTrainer:
 
     ``step(n)`` runs ``n`` iterations; ``result()`` gives the paths and the final ``z``."""
 
-    def __init__(self, cfg: MarketConfig, pcfg: PPOConfig, seed: int):
+    def __init__(self, cfg: MarketConfig, pcfg: PPOConfig, seed: int,
+                 device: torch.device | str = "cpu"):
         pcfg.validate()
         cfg.validate()
-        self.cfg, self.pcfg = cfg, pcfg
+        self.cfg, self.pcfg, self.device = cfg, pcfg, device
         self.gen = torch.Generator().manual_seed(seed)
         p = min(max(pcfg.z_init / cfg.z_max, 1e-3), 1 - 1e-3)
         self.mean = torch.tensor(math.log(p / (1 - p)), requires_grad=True)
         self.log_std = torch.tensor(math.log(pcfg.std_init), requires_grad=True)
         self.opt = torch.optim.Adam([self.mean, self.log_std], lr=pcfg.lr)
-        self.state = new_state(cfg, pcfg.markets)
+        self.state = new_state(cfg, pcfg.markets, device=device)
         self.z_path: list[float] = []
         self.std_path: list[float] = []
         self.net_path: list[float] = []
@@ -118,7 +133,8 @@ class PPOTrainer:
             # a new episode in every market: budgets reset, duals carried over (fast timescale)
             self.state.spent.zero_()
             self.state.t = 0
-            gross = run_rounds(cfg, self.state, z, cfg.horizon, self.gen)["payments"] / cfg.horizon
+            paid = run_rounds(cfg, self.state, z.to(self.device), cfg.horizon, self.gen)
+            gross = paid["payments"].cpu() / cfg.horizon
             reward = gross - (cfg.kappa * z if pcfg.objective == "net" else 0.0)
             adv = (reward - reward.mean()) / (reward.std() + 1e-8)
             for _ in range(pcfg.epochs):
@@ -141,10 +157,12 @@ class PPOTrainer:
 
 
 def train_ppo(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
-              progress: Callable[[int, int], None] | None = None) -> dict:
-    """TTSL-PPO on ``z``.  Returns the path of the policy's mean ``z`` and std, the batch's
-    mean net revenue per iteration and the final deterministic ``z``."""
-    trainer = PPOTrainer(cfg, pcfg, seed)
+              progress: Callable[[int, int], None] | None = None,
+              device: torch.device | str = "cpu") -> dict:
+    """TTSL-PPO on ``z`` (markets on ``device``).  Returns the path of the policy's mean
+    ``z`` and std, the batch's mean net revenue per iteration and the final deterministic
+    ``z``."""
+    trainer = PPOTrainer(cfg, pcfg, seed, device)
     while not trainer.done:
         trainer.step()
         if progress is not None:

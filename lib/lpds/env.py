@@ -74,16 +74,18 @@ class MapConfig:
         return torch.tensor([[x, y + off], [x, y - off]])
 
 
-def sample_states(cfg: MapConfig, n: int, gen: torch.Generator) -> torch.Tensor:
-    """Start positions ``[n, 2]``: x fixed, y uniform in the jitter band."""
+def sample_states(cfg: MapConfig, n: int, gen: torch.Generator,
+                  device: torch.device | str = "cpu") -> torch.Tensor:
+    """Start positions ``[n, 2]`` on ``device``: x fixed, y uniform in the jitter band (drawn
+    from the CPU generator ``gen``, so every device sees the same starts)."""
     y = (2 * torch.rand(n, generator=gen) - 1) * cfg.start_jitter
-    return torch.stack([torch.full_like(y, cfg.start_x), y], dim=1)
+    return torch.stack([torch.full_like(y, cfg.start_x), y], dim=1).to(device)
 
 
 def bump_paths(cfg: MapConfig, states: torch.Tensor, height: torch.Tensor) -> torch.Tensor:
     """Waypoints ``[B, H, 2]`` of a sine bump of signed ``height`` [B] from each start to
     the goal: ``y(t) = (1 - t) y0 + height sin(pi t)``, x linear in ``t = i / H``."""
-    t = torch.arange(1, cfg.horizon + 1, dtype=torch.float32) / cfg.horizon
+    t = torch.arange(1, cfg.horizon + 1, dtype=torch.float32, device=states.device) / cfg.horizon
     x0, y0 = states[:, :1], states[:, 1:]
     gx = float(cfg.goal[0])
     x = x0 + (gx - x0) * t
@@ -111,7 +113,7 @@ def dense_path(cfg: MapConfig, states: torch.Tensor, actions: torch.Tensor) -> t
     """The start then the waypoints, linearly interpolated: ``[B, H * dense + 1, 2]``."""
     pts = torch.cat([states[:, None], actions.reshape(len(actions), cfg.horizon, 2)], dim=1)
     a, b = pts[:, :-1], pts[:, 1:]
-    f = torch.arange(cfg.dense, dtype=pts.dtype) / cfg.dense
+    f = torch.arange(cfg.dense, dtype=pts.dtype, device=pts.device) / cfg.dense
     seg = a[:, :, None] + (b - a)[:, :, None] * f[None, None, :, None]
     return torch.cat([seg.reshape(len(pts), -1, 2), pts[:, -1:]], dim=1)
 

@@ -58,25 +58,28 @@ class FlowPolicy(nn.Module):
         k = self.euler_steps if euler_steps is None else euler_steps
         x = noise
         for i in range(k):
-            t = torch.full((len(x),), i / k, dtype=x.dtype)
+            t = torch.full((len(x),), i / k, dtype=x.dtype, device=x.device)
             x = x + self.velocity(x, t, states) / k
         return x
 
 
 def train_prior(states: torch.Tensor, actions: torch.Tensor, cfg: PriorConfig,
                 gen: torch.Generator) -> tuple[FlowPolicy, list[float]]:
-    """Fit the flow-matching BC policy on demos; returns the frozen model and its losses."""
+    """Fit the flow-matching BC policy on demos (``states [N, 2]``, ``actions [N, 2H]``) on
+    their device; random draws come from the CPU generator ``gen`` (then moved), so the CPU
+    result does not depend on where it runs. Returns the frozen model and its losses."""
     cfg.validate()
+    dev = states.device
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-    model = FlowPolicy(actions.shape[1], states.shape[1], cfg.hidden, cfg.euler_steps)
+    model = FlowPolicy(actions.shape[1], states.shape[1], cfg.hidden, cfg.euler_steps).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
     losses = []
     for _ in range(cfg.steps):
         idx = torch.randint(0, len(actions), (cfg.batch,), generator=gen)
         a, s = actions[idx], states[idx]
-        w = torch.randn(a.shape, generator=gen)
-        t = torch.rand(len(a), generator=gen)
+        w = torch.randn(a.shape, generator=gen).to(dev)
+        t = torch.rand(len(a), generator=gen).to(dev)
         x = (1 - t[:, None]) * w + t[:, None] * a
         loss = ((model.velocity(x, t, s) - (a - w)) ** 2).mean()
         opt.zero_grad()

@@ -15,6 +15,9 @@ actor that maximises it:
   ``Q(s, a)`` on actions and Gaussian exploration noise.
 
 Action entropy is the Kozachenko--Leonenko k-NN estimate over decoded chunks at fixed starts.
+
+Device: every network and tensor lives on the prior's device; random numbers are drawn from the
+CPU generator and then moved, so a CPU run is bit-identical whichever device code path exists.
 """
 
 from __future__ import annotations
@@ -110,16 +113,18 @@ class Steerer:
 
     def __init__(self, prior, cfg: SteerConfig, dim: int):
         self.prior, self.cfg, self.dim = prior, cfg, dim
+        self.device = dev = next(prior.parameters()).device
         h = cfg.actor_hidden
         if cfg.method == "lpds":
             self.actor = mlp(2, h, dim, zero_last=True)
         elif cfg.method == "dsrl":
             self.actor = mlp(2, h, 2 * dim, zero_last=True)
-            self.log_alpha = torch.zeros((), requires_grad=True)
+            self.log_alpha = torch.zeros((), device=dev, requires_grad=True)
             self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=3e-3)
         else:
             self.actor = mlp(2 + dim, h, dim, zero_last=True)
         self.critic = mlp(2 + dim, cfg.hidden, 1)
+        self.actor.to(dev), self.critic.to(dev)  # initialised on the CPU, then moved
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)
         self.lam = 0.0
@@ -138,7 +143,7 @@ class Steerer:
 
     def act(self, s, gen, explore: bool = True) -> dict:
         """Latent ``w``, action ``a`` and the critic's input ``x`` for starts ``s``."""
-        noise = torch.randn(len(s), self.dim, generator=gen)
+        noise = torch.randn(len(s), self.dim, generator=gen).to(self.device)
         out = {}
         with torch.no_grad():
             if self.cfg.method == "lpds":
@@ -156,7 +161,7 @@ class Steerer:
                 a0 = self.prior.decode(s, w)
                 a = a0 + self.cfg.residual_scale * torch.tanh(self.actor(torch.cat([s, a0], 1)))
                 if explore:
-                    a = a + self.cfg.explore * torch.randn(a.shape, generator=gen)
+                    a = a + self.cfg.explore * torch.randn(a.shape, generator=gen).to(a.device)
                 x = a
         out.update(w=w, a=a, x=x)
         return out
@@ -170,7 +175,7 @@ class Steerer:
 
     def actor_step(self, s, gen) -> float:
         """One actor step; returns E||Delta||^2 of the batch for LP-DS (else nan)."""
-        noise = torch.randn(len(s), self.dim, generator=gen)
+        noise = torch.randn(len(s), self.dim, generator=gen).to(self.device)
         cfg, dsq = self.cfg, math.nan
         if cfg.method == "lpds":
             delta = self.actor(s)
@@ -207,14 +212,15 @@ def policy_entropy(st: Steerer, map_cfg: MapConfig, n: int, k: int,
     """Mean KL entropy (nats) of decoded chunks at three fixed starts (y = -0.15, 0, 0.15)."""
     hs = []
     for y in (-0.15, 0.0, 0.15):
-        s = torch.tensor([[map_cfg.start_x, y]]).repeat(n, 1)
+        s = torch.tensor([[map_cfg.start_x, y]]).repeat(n, 1).to(st.device)
         hs.append(kl_entropy(st.act(s, gen, explore=False)["a"], k))
     return sum(hs) / len(hs)
 
 
 def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Generator,
                    progress=None) -> dict:
-    """Run one method online; returns its history and its final evaluation."""
+    """Run one method online on the prior's device; returns its history and its final
+    evaluation of the final policy."""
     cfg.validate()
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     dim = map_cfg.action_dim
@@ -223,7 +229,7 @@ def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
     hist = {k: [] for k in ("episodes", "return", "delta_sq", "lam", "ent_episodes",
                             "entropy")}
     for it in range(cfg.iterations):
-        s = sample_states(map_cfg, cfg.n_envs, gen)
+        s = sample_states(map_cfg, cfg.n_envs, gen, st.device)
         out = st.act(s, gen)
         r = rollout(map_cfg, s, out["a"])["return"]
         buf_s.append(s), buf_x.append(out["x"]), buf_r.append(r)
@@ -253,8 +259,9 @@ def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
 
 def evaluate(st: Steerer, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Generator,
              n: int = 2048) -> dict:
-    """Final return, E||Delta||^2, off-support share of latents, entropy, sample paths."""
-    s = sample_states(map_cfg, n, gen)
+    """The final policy on ``n`` fresh starts: return, E||Delta||^2 (LP-DS), the share of
+    latents outside the prior's 99% ball, action entropy, sample paths."""
+    s = sample_states(map_cfg, n, gen, st.device)
     out = st.act(s, gen, explore=False)
     roll = rollout(map_cfg, s, out["a"])
     w_sq = (out["w"] ** 2).sum(1)
@@ -274,3 +281,11 @@ def evaluate_prior(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
     """The frozen BC policy evaluated like a steered one (Delta = 0)."""
     st = Steerer(prior, SteerConfig(method="lpds", knn_k=cfg.knn_k), map_cfg.action_dim)
     return evaluate(st, map_cfg, cfg, gen)
+
+
+def validation_return(st: Steerer, map_cfg: MapConfig, gen: torch.Generator,
+                      n: int = 2048) -> float:
+    """The final policy's mean return on ``n`` starts drawn from a generator of its own: the
+    split a baseline's grid value is chosen on (never the evaluation that is reported)."""
+    s = sample_states(map_cfg, n, gen, st.device)
+    return float(rollout(map_cfg, s, st.act(s, gen, explore=False)["a"])["return"].mean())

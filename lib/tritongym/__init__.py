@@ -16,8 +16,9 @@ feedback raises Pass@1 for a fixed "model".
 
 Reconstructed (ours): the "model" is a seeded generator of real bugs applied to the oracle
 SOURCE TEXT (``bugs``: dropped mask, off-by-one bound, softmax without max subtraction, wrong
-eps, wrong stride, fp16 accumulation), with a bug rate ``p_bug`` and a repair skill ``p_fix``
-that uses verify's feedback (``agents``); the workflows one-shot, iterative refinement (T
+eps, wrong stride, fp16 accumulation), with a bug rate ``p_bug``, a repair skill ``p_fix``
+that uses verify's feedback and a chance ``p_break`` that a repair introduces a bug
+(``agents``); the workflows one-shot, iterative refinement (T
 turns), best-of-N and a small evolutionary loop.  ``profile`` on CPU is an explicit cost model
 (bytes moved, launches, loop trips), labelled so; real latency only on CUDA.
 
@@ -65,6 +66,7 @@ from icml26.tritongym.experiments import (
     figure_pass_matrix_data,
     figure_tolerance_data,
     model_for,
+    resampling_gap,
     verify_table,
     with_shapes,
     workflow_budget,
@@ -82,6 +84,7 @@ from icml26.tritongym.harness import (
     profile,
     shapes_for,
     verify,
+    verify_device,
     verify_many,
 )
 
@@ -93,6 +96,7 @@ __all__ = [
     "episode",
     "eps_ops", "eps_variant_source", "feedback_gap", "figure_budget_data",
     "figure_heatmap_data", "figure_pass_matrix_data", "figure_tolerance_data", "make_inputs",
-    "model_for", "mutant_pairs", "mutate", "pass_at_1", "profile", "shapes_for", "source_for",
-    "verify", "verify_many", "verify_table", "with_shapes", "workflow_budget",
+    "model_for", "mutant_pairs", "mutate", "pass_at_1", "profile", "resampling_gap",
+    "shapes_for", "source_for",
+    "verify", "verify_device", "verify_many", "verify_table", "with_shapes", "workflow_budget",
 ]

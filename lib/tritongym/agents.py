@@ -6,17 +6,30 @@ uniformly from those that apply to ``op`` (``bugs.applicable``).  A candidate is
 ``(op, bug | None)`` pair whose ``verify`` result was measured once by really compiling and
 running its source (``experiments.verify_table``).
 
-Repair skill ``p_fix``: shown ``verify``'s feedback for a failing candidate, the model suspects
-the bug classes the first failing shape is designed to probe (``Shape.probes``: the odd-tail
-shape probes masks and bounds, the stress shape range, precision, eps and strides; a failure on
-the regular shape localises nothing), picks one suspect uniformly and, if it is the real bug,
-removes it with probability ``p_fix``; otherwise the candidate is unchanged.  With
-``feedback="pass-fail"`` verify says only pass or fail, so every applicable class is a suspect.
+Repair (fixed before any result of this version was seen; CLAIMS_VERSION 2): shown
+``verify``'s feedback for a failing candidate, the model suspects the bug classes the first
+failing shape is designed to probe (``Shape.probes``: the odd-tail shape probes masks and
+bounds, the stress shape range, precision, eps and strides; a failure on the regular shape
+localises nothing) and picks one suspect uniformly.  Then, with independent draws:
+
+1. if the pick is one of the candidate's bugs, it is removed with probability ``p_fix``;
+2. with probability ``p_break`` the edit INTRODUCES a bug: a class drawn uniformly from the
+   applicable classes the candidate does not have (a repair rewrites code and can break it;
+   ``p_break = 0`` is the earlier remove-only model, draw for draw).
+
+With ``feedback="pass-fail"`` verify says only pass or fail, so every applicable class is a
+suspect.  A candidate is therefore a set of bug classes (``()``: the oracle).  Only single-bug
+sources are compiled and verified (``experiments.verify_table``); a candidate with several
+bugs is scored by composition: it passes only if each of its bugs alone passes, its max error
+is the largest of theirs and its first failing shape the earliest of theirs (an assumption:
+two bugs are taken never to cancel).
 
 Workflows (budget = verify calls = model calls):
 * ``one-shot``: one sample, submitted as is;
 * ``iterative`` (T turns): sample, then up to T - 1 repairs while verify fails;
-* ``best-of-N``: up to N independent samples, the first that passes verify is submitted;
+* ``best-of-N``: up to N independent samples, the first that passes verify is submitted
+  (blind resampling: verify's feedback is used only as pass/fail; at N = T it spends the same
+  number of model calls as iterative refinement);
 * ``evolutionary`` (P x G): P samples per generation; while none passes, the next generation
   is P - 1 repairs of the candidate with the smallest max error plus one fresh sample.
 
@@ -37,6 +50,18 @@ from icml26.tritongym.harness import KINDS, SHAPES, TOL, VerifyResult
 WORKFLOWS = ("one-shot", "iterative", "best-of-N", "evolutionary")
 FEEDBACK = ("full", "pass-fail")
 
+Candidate = tuple  # sorted bug classes; () is the oracle
+
+
+def bugs_of(cand: str | tuple | None) -> tuple[str, ...]:
+    """A candidate as its sorted tuple of bug classes (None or ``()``: the oracle; a string:
+    one bug)."""
+    if cand is None:
+        return ()
+    if isinstance(cand, str):
+        return (cand,)
+    return tuple(sorted(cand))
+
 
 @dataclass(frozen=True)
 class Model:
@@ -49,9 +74,10 @@ class Model:
     feedback: str = "full"
     tol: float = TOL
     kinds: tuple[str, ...] = KINDS
+    p_break: float = 0.0  # chance a repair introduces a bug (0: the remove-only model)
 
     def __post_init__(self):
-        for name in ("p_bug", "p_fix"):
+        for name in ("p_bug", "p_fix", "p_break"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ValueError(f"{name} must be in [0, 1], got {v!r}")
@@ -67,29 +93,47 @@ class Model:
             return classes[int(rng.integers(len(classes)))]
         return None
 
-    def passes(self, op: str, bug: str | None) -> bool:
-        return self.table[(op, bug)].passed(self.tol, self.kinds)
+    def _results(self, op: str, cand) -> list[VerifyResult]:
+        return [self.table[(op, b)] for b in bugs_of(cand) or (None,)]
 
-    def error(self, op: str, bug: str | None) -> float:
-        return self.table[(op, bug)].max_err(self.kinds)
+    def passes(self, op: str, cand) -> bool:
+        return all(r.passed(self.tol, self.kinds) for r in self._results(op, cand))
 
-    def suspects(self, op: str, bug: str | None) -> tuple[str, ...]:
+    def error(self, op: str, cand) -> float:
+        return max(r.max_err(self.kinds) for r in self._results(op, cand))
+
+    def first_failure_shape(self, op: str, cand) -> str | None:
+        """The name of the earliest test shape (in ``SHAPES[op]`` order) on which one of the
+        candidate's bugs fails verify; None when it passes."""
+        failing = {f.shape for r in self._results(op, cand)
+                   if (f := r.first_failure(self.tol, self.kinds)) is not None}
+        return next((s.name for s in SHAPES[op] if s.name in failing),
+                    next(iter(failing), None))
+
+    def suspects(self, op: str, cand) -> tuple[str, ...]:
         """The bug classes the model suspects after verify's feedback on a failure."""
         classes = self.applicable[op]
         if self.feedback == "pass-fail":
             return classes
-        first = self.table[(op, bug)].first_failure(self.tol, self.kinds)
-        probes = next((s.probes for s in SHAPES[op] if first and s.name == first.shape), ())
+        first = self.first_failure_shape(op, cand)
+        probes = next((s.probes for s in SHAPES[op] if s.name == first), ())
         narrowed = tuple(c for c in classes if c in probes)
         return narrowed or classes
 
-    def repair(self, op: str, bug: str | None, rng: np.random.Generator) -> str | None:
-        """One repair turn on a failing candidate."""
-        suspects = self.suspects(op, bug)
+    def repair(self, op: str, cand, rng: np.random.Generator) -> str | tuple | None:
+        """One repair turn on a failing candidate (see the module docstring): the result is
+        the oracle (None), one bug class (a string) or several (a sorted tuple)."""
+        have = set(bugs_of(cand))
+        suspects = self.suspects(op, cand)
         pick = suspects[int(rng.integers(len(suspects)))]
-        if pick == bug and rng.random() < self.p_fix:
-            return None
-        return bug
+        if pick in have and rng.random() < self.p_fix:
+            have.discard(pick)
+        if self.p_break > 0 and rng.random() < self.p_break:
+            free = [c for c in self.applicable[op] if c not in have]
+            if free:
+                have.add(free[int(rng.integers(len(free)))])
+        out = tuple(sorted(have))
+        return None if not out else out[0] if len(out) == 1 else out
 
 
 def episode(model: Model, workflow: str, op: str, budget: int, first: str | None,
@@ -149,7 +193,8 @@ def pass_at_1(model: Model, workflow: str, ops: tuple[str, ...], episodes: int, 
 def closed_form_pass(workflow: str, p_bug: float, p_fix: float, budget: int,
                      suspects: int = 2, population: int = 2) -> float:
     """Pass@1 of ``workflow`` in closed form for an IDEAL verifier (every bug caught) and a
-    repair that succeeds with ``q = p_fix / suspects`` per turn::
+    remove-only repair (``p_break = 0``) that succeeds with ``q = p_fix / suspects`` per
+    turn::
 
         one-shot      1 - p
         best-of-N     1 - p^N

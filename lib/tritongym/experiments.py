@@ -1,11 +1,11 @@
 """Scales, the cached verify table, and the data behind every figure of mini-TritonGym.
 
-``verify_table()`` verifies every oracle, every (operator, bug) mutant and every wrong-eps
+``verify_table(device)`` verifies every oracle, every (operator, bug) mutant and every wrong-eps
 variant ONCE by compiling and running its source (``harness.verify``; the Triton interpreter
 on CPU, compiled kernels on CUDA) and caches each result under ``$ICML26_CACHE/tritongym``,
-keyed by the candidate's source, its test shapes and the device kind.  All three shapes are
-always run and stored per shape, so a tolerance or a subset of shapes is re-scored without
-re-running.  The Monte Carlo over workflows then costs milliseconds.
+keyed by the candidate's source, its test shapes and the device kind (unchanged on CPU).
+All three shapes are always run and stored per shape, so a tolerance or a subset of shapes is
+re-scored without re-running.  The Monte Carlo over workflows then costs milliseconds.
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ from icml26.common import config_for as _config_for
 from icml26.kernels.tritongym_ops import OPS
 from icml26.tritongym import bugs
 from icml26.tritongym.agents import FEEDBACK, WORKFLOWS, Model, pass_at_1
-from icml26.tritongym.harness import KINDS, SHAPES, TOL, VerifyResult, verify_many
+from icml26.tritongym.harness import (
+    KINDS,
+    SHAPES,
+    TOL,
+    VerifyResult,
+    verify_device,
+    verify_many,
+)
 
 PAPER = "tritongym"
 CACHE_VERSION = 1
@@ -34,6 +41,10 @@ class TritonGymConfig:
     shape_kinds: tuple[str, ...] = KINDS  # the mutation test drops "odd-tail"
     p_bug: float = 0.5  # feedback_helps is measured at p_bug = 0.5 (issue)
     p_fix: float = 0.5  # ... and p_fix = 0.5 (issue)
+    # chance a repair turn introduces a bug (agents.Model.repair). Fixed at 0.25 before any
+    # result of CLAIMS_VERSION 2 was seen: half the fresh-generation bug rate p_bug = 0.5 (a
+    # repair rewrites part of the kernel, not all of it). 0 gives the remove-only model.
+    p_break: float = 0.25
     turns: int = 4  # T of the iterative workflow (issue: T = 4)
     episodes: int = 400  # Monte Carlo episodes per cell (spec: 400)
     feedback: str = "full"  # what verify tells the model: "full" | "pass-fail"
@@ -56,7 +67,7 @@ class TritonGymConfig:
         check_choice("feedback", self.feedback, FEEDBACK)
         if not self.ops or set(self.ops) - set(OPS):
             raise ValueError(f"ops must be a non-empty subset of {OPS}, got {self.ops}")
-        for name in ("p_bug", "p_fix"):
+        for name in ("p_bug", "p_fix", "p_break"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {v}")
@@ -80,28 +91,32 @@ def candidates() -> list[tuple[str, str | None, str]]:
     return out
 
 
-def _key(op: str, label: str | None, src: str) -> tuple[str, dict]:
+def _key(op: str, label: str | None, src: str, where: str) -> tuple[str, dict]:
     import torch
 
-    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu-interpreter"
+    device = torch.cuda.get_device_name(0) if where == "cuda" else "cpu-interpreter"
     name = f"verify-{op}-{(label or 'oracle').replace(':', '-').replace(' ', '_')}"
     return name, {"src": hashlib.sha256(src.encode()).hexdigest(), "shapes": repr(SHAPES[op]),
                   "device": device}
 
 
-def verify_table() -> dict[tuple[str, str | None], VerifyResult]:
-    """``(op, label) -> VerifyResult`` for every candidate, each verified once and cached."""
+def verify_table(device: str | None = None) -> dict[tuple[str, str | None], VerifyResult]:
+    """``(op, label) -> VerifyResult`` for every candidate, each verified once and cached;
+    ``device`` (``harness.verify_device``): compiled kernels on ``"cuda"``, the Triton
+    interpreter on ``"cpu"``; None: CUDA whenever torch sees a GPU."""
+    where = verify_device(device)
     todo = candidates()
     missing = [(op, label, src) for op, label, src in todo
-               if not cache_path(PAPER, *_key(op, label, src), 0, CACHE_VERSION).exists()]
+               if not cache_path(PAPER, *_key(op, label, src, where), 0,
+                                 CACHE_VERSION).exists()]
     fresh = dict(zip([(op, label) for op, label, _ in missing],
-                     verify_many([(src, op) for op, _, src in missing])))
+                     verify_many([(src, op) for op, _, src in missing], where)))
     table = {}
     for op, label, src in todo:
-        name, cfg = _key(op, label, src)
+        name, cfg = _key(op, label, src, where)
         table[(op, label)] = cached(PAPER, name, cfg, 0, CACHE_VERSION,
                                     lambda k=(op, label), s=src: fresh[k] if k in fresh
-                                    else verify_many([(s, k[0])])[0])
+                                    else verify_many([(s, k[0])], where)[0])
     return table
 
 
@@ -109,7 +124,7 @@ def model_for(cfg: TritonGymConfig, table=None, p_bug: float | None = None) -> M
     table = verify_table() if table is None else table
     return Model({op: bugs.applicable(op) for op in OPS}, table,
                  cfg.p_bug if p_bug is None else p_bug, cfg.p_fix, cfg.feedback, cfg.tol,
-                 cfg.shape_kinds)
+                 cfg.shape_kinds, cfg.p_break)
 
 
 # --------------------------------------------------------------------------- figure data
@@ -189,10 +204,23 @@ def feedback_gap(cfg: TritonGymConfig, seed: int = 0, table=None) -> dict:
     """Iterative (T turns) minus one-shot Pass@1 at the config's p_bug, p_fix, feedback."""
     cfg.validate()
     model = model_for(cfg, table)
-    one = pass_at_1(model, "one-shot", cfg.ops, cfg.episodes, seed, 1)
+    one = pass_at_1(model, "one-shot", cfg.ops, cfg.episodes, seed, 1)  # 1 model call
     it = pass_at_1(model, "iterative", cfg.ops, cfg.episodes, seed, cfg.turns)
     return {"one_shot": one["pass@1"], "iterative": it["pass@1"],
             "gap": it["pass@1"] - one["pass@1"], "se": math.hypot(one["se"], it["se"])}
+
+
+def resampling_gap(cfg: TritonGymConfig, seed: int = 0, table=None) -> dict:
+    """Iterative refinement (T = ``turns``) minus blind best-of-N resampling at the SAME
+    budget of model calls (N = T: one first sample plus T - 1 repairs vs up to T samples),
+    paired on the shared first sample, at the config's p_bug, p_fix, p_break, feedback."""
+    cfg.validate()
+    model = model_for(cfg, table)
+    it = pass_at_1(model, "iterative", cfg.ops, cfg.episodes, seed, cfg.turns)
+    bo = pass_at_1(model, "best-of-N", cfg.ops, cfg.episodes, seed, cfg.turns)
+    return {"iterative": it["pass@1"], "resampling": bo["pass@1"],
+            "gap": it["pass@1"] - bo["pass@1"], "se": math.hypot(it["se"], bo["se"]),
+            "calls": cfg.turns}
 
 
 def with_shapes(cfg: TritonGymConfig, kinds: tuple[str, ...]) -> TritonGymConfig:

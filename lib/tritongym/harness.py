@@ -349,19 +349,37 @@ def _from_dict(d: dict) -> VerifyResult:
                         d["error"])
 
 
-def verify_many(jobs: list[tuple[str, str]]) -> list[VerifyResult]:
-    """``verify`` for every ``(src, op)``: in this process on CUDA or under the interpreter,
-    else in one worker process started with ``TRITON_INTERPRET=1`` (a few seconds of start-up,
-    and a candidate that crashes cannot take the caller down)."""
+def verify_device(device: str | None = None) -> str:
+    """Where ``verify_many`` runs candidates: ``"cuda"`` (compiled kernels) or ``"cpu"`` (the
+    Triton interpreter); None picks CUDA whenever torch sees a GPU."""
+    if device is None:
+        return "cuda" if _use_cuda() else "cpu"
+    kind = torch.device(device).type
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if kind == "cuda" and not _use_cuda():
+        raise ValueError(f"device (--device) {device!r} asked for, but torch sees no CUDA GPU")
+    return kind
+
+
+def verify_many(jobs: list[tuple[str, str]], device: str | None = None) -> list[VerifyResult]:
+    """``verify`` for every ``(src, op)`` on ``device`` (``verify_device``): in this process
+    on CUDA or under the interpreter, else in one worker process started with
+    ``TRITON_INTERPRET=1`` (a few seconds of start-up, and a candidate that crashes cannot take
+    the caller down); ``device="cpu"`` on a machine with a GPU hides the GPU from that worker,
+    so the candidates run in the interpreter there too."""
     if not jobs:
         return []
-    if _use_cuda() or IN_PROCESS:
+    where = verify_device(device)
+    if where == "cuda" or (IN_PROCESS and not _use_cuda()):
         return [verify(src, op) for src, op in jobs]
     with tempfile.TemporaryDirectory() as tmp:
         job_file, out_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
         with open(job_file, "w") as f:
             json.dump([list(j) for j in jobs], f)
         env = {**os.environ, "TRITON_INTERPRET": "1", "ICML26_CACHE": str(cache_dir())}
+        if _use_cuda():  # device="cpu" on a GPU machine: the interpreter, not the GPU
+            env["CUDA_VISIBLE_DEVICES"] = ""
         proc = subprocess.run([sys.executable, "-m", "icml26.tritongym.harness", job_file,
                                out_file], env=env, capture_output=True, text=True)
         if proc.returncode != 0:
