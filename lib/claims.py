@@ -24,8 +24,10 @@ FIELDS = ("paper", "name", "statement", "measured", "op", "threshold", "expected
 #: What a claim is for. ``headline``: what the abstract states as the result or the main
 #: comparison (quoted in the statement; every paper has at least one). ``mechanism``: what the
 #: method relies on and shows along the way. ``check``: exactness, controls, harness
-#: self-tests, seed-independent facts.
-ROLES = ("headline", "mechanism", "check")
+#: self-tests, seed-independent facts. ``finding``: a measurement of this reproduction beyond
+#: what the paper states (a spec's extension, something we found); reported, never expected,
+#: and not part of the paper's status (a test keeps findings unexpected).
+ROLES = ("headline", "mechanism", "check", "finding")
 
 
 @dataclass(frozen=True)

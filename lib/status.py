@@ -10,6 +10,9 @@ records, per claim, on how many of the swept seeds it held (``icml26 sweep`` ->
 - ``partial``: every mechanism claim and check does, some headline does not (named);
 - ``blocked``: a mechanism claim or a check does not (named).
 
+Claims with the role ``finding`` (what this reproduction measured beyond the paper's
+statements) are shown with the others but never enter the status.
+
 A tier-C paper (its subject, an LLM agent, cannot run here; what is reproduced is the harness)
 says so: its label carries ``harness``. A claim without a current hold-rate record counts as not
 holding ("no record"), so a stale or missing record can only lower a status, never raise it;
@@ -156,6 +159,7 @@ def decide(slug: str, recs: tuple[ClaimRecord, ...], harness: bool = False) -> S
     if unroled:
         return Status(slug, "blocked", harness, "claims without a role: " + ", ".join(unroled),
                       recs)
+    # findings (measurements beyond what the paper states) are reported, not the paper's
     failing = {role: [r for r in recs if r.role == role and not r.ok] for role in ROLES}
     if not any(r.role == "headline" for r in recs):
         return Status(slug, "blocked", harness, "no headline claim", recs)

@@ -255,6 +255,8 @@ def test_curves_score_rows_the_codebooks_never_saw(tmp_path, monkeypatch):
         assert (row["n_fit"], row["n_scored"], row["shared_rows"]) == (256, 256, 0)
 
 
+@pytest.mark.mutation("gsrq", "kmeans_shrinks", "gskm_direction", "gskm_l2_matched",
+                      "per_token_gain_heavy_tail")
 def test_mutation_scoring_on_the_fitting_rows_fails_the_claims(tmp_path, monkeypatch):
     """Mutation: score the codebooks on the rows they were fitted on (the old in-sample
     measurement).  The claims must fail (NaN, with the reason), not report rosier numbers."""
@@ -394,12 +396,73 @@ def test_fits_are_deterministic_per_seed():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("gsrq", "gskm_l2_matched")
 def test_mutation_naive_gain_breaks_l2_matching():
     """Mutation: the naive norm-preserving gain (g = mean ||x||) must FAIL gskm_l2_matched."""
     cfg = replace(gsrq.config_for("quick"), gain_update="mean_norm")
     out = {c.name: c for c in gsrq.claims_for(cfg, 0, lm=False)}
     assert out["gskm_l2_matched"].expected and not out["gskm_l2_matched"].holds
     assert out["gskm_l2_matched"].measured > 1.2  # not a near miss: the residuals break
+
+
+def synthetic_claims(cfg=None):
+    return {c.name: c for c in gsrq.claims_for(cfg or gsrq.config_for("quick"), 0, lm=False)}
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("gsrq", "kmeans_shrinks")
+def test_mutation_norm_preserving_baseline_fails_shrinkage(monkeypatch):
+    """Mutation: the RQ-kmeans baseline rescales each centroid to its members' mean norm (a
+    norm-preserving k-means, the shrinkage "fixed" in the baseline): kmeans_shrinks must
+    FAIL. The other synthetic claims hold (the baseline only gets worse). 7-17 s."""
+    quant = GSRQConfig.quant
+
+    def norm_preserving(self, label, n_codes=None, stages=None):
+        q = quant(self, label, n_codes, stages)
+        return (replace(q, method="gskm", rule="l2", gain_update="mean_norm")
+                if label == "RQ-kmeans" else q)
+
+    monkeypatch.setattr(GSRQConfig, "quant", norm_preserving)
+    out = synthetic_claims()
+    assert not out["kmeans_shrinks"].holds and out["kmeans_shrinks"].measured > 1.0
+    assert out["gskm_direction"].holds and out["gskm_l2_matched"].holds
+
+
+@pytest.mark.mutation("gsrq", "gskm_direction")
+def test_mutation_gskm_replaced_by_kmeans_fails_direction(monkeypatch):
+    """Mutation: GSRQ's codebooks fall back to l2 k-means (the gain-shape split switched
+    off): gskm_direction must FAIL (gain exactly 0); l2 stays matched (ratio 1). ~0 s once
+    the unmutated claims are cached, else ~6 s."""
+    monkeypatch.setitem(gsrq.VARIANTS, "GSRQ (cluster gain)", gsrq.VARIANTS["RQ-kmeans"])
+    out = synthetic_claims()
+    assert not out["gskm_direction"].holds and out["gskm_direction"].measured == 0.0
+    assert out["gskm_l2_matched"].holds and out["kmeans_shrinks"].holds
+
+
+@pytest.mark.mutation("gsrq", "per_token_gain_heavy_tail")
+def test_mutation_per_token_gain_dropped_fails_heavy_tail(monkeypatch):
+    """Mutation: the per-token variant loses its gain code and its l2-rule residual stages,
+    i.e. it becomes the cluster-gain GSRQ (cosine assignment, one gain per cluster): on
+    heavy-tailed norms its l2 leaves the 1.05x band and per_token_gain_heavy_tail must FAIL
+    (-0.056 on seed 0). (Dropping only the gain code while keeping the l2 rule everywhere
+    still passes, +0.004: the claim does not isolate the gain code from the l2 rule.)"""
+    monkeypatch.setitem(gsrq.VARIANTS, "GSRQ (per-token gain)",
+                        gsrq.VARIANTS["GSRQ (cluster gain)"])
+    out = synthetic_claims()
+    assert not out["per_token_gain_heavy_tail"].holds
+    assert out["gskm_direction"].holds
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*a, **k):
+        raise AssertionError("work started before the device was checked")
+
+    monkeypatch.setattr(importlib.import_module("icml26.gsrq.claims"), "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        gsrq.claims(0, device="cuda")
+    with pytest.raises(ValueError, match="--device"):
+        gsrq.claims_for(SMALL, 0, device="cuda")
 
 
 def test_a_failed_computation_gives_nan_claims(monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 import numpy as np
@@ -322,13 +323,90 @@ def test_f1_and_f3_claims_hold_at_the_spec_setting():
     assert not claims["hipe_other_decays_fit"].holds  # exp at sigma = 4, the same band cut
 
 
+@pytest.mark.mutation("place_fields", "fwhm_monotone", "fwhm_continuous", "fwhm_range")
 def test_mutation_naive_half_maximum_breaks_the_gradient():
-    """Pitfall: a threshold that merges secondary peaks at small sigma."""
+    """Pitfall: a threshold that merges secondary peaks at small sigma (rho 0.81, 16
+    distinct widths, range 1.11x: all three F1 claims fail)."""
     cfg = pf.PlaceFieldsConfig(grid=dataclasses.replace(GRID, fwhm_method="span"), lm=TINY)
     claims = by_name(pf.claims_for(cfg, parts=("f1",)))
-    assert not (claims["fwhm_monotone"].holds and claims["fwhm_continuous"].holds)
+    for name in ("fwhm_monotone", "fwhm_continuous", "fwhm_range"):
+        assert not claims[name].holds, claims[name]
 
 
+@pytest.mark.mutation("place_fields", "fwhm_monotone", "fwhm_continuous", "fwhm_range")
+def test_mutation_without_the_projection_decay_there_is_no_gradient(monkeypatch):
+    """The mechanism switched off: grid->place projections that do not decay with frequency
+    (D = 1 for every sigma). Every sigma then gives the same field, so no F1 claim holds
+    (rho NaN, 1 distinct width, range 1.0). <1 s."""
+    grid = importlib.import_module("icml26.place_fields.grid")
+    decay = grid.decay_weight
+    monkeypatch.setattr(grid, "decay_weight", lambda s, k, d: torch.ones_like(decay(s, k, d)))
+    claims = by_name(pf.claims_for(pf.PlaceFieldsConfig(lm=TINY), parts=("f1",)))
+    for name in ("fwhm_monotone", "fwhm_continuous", "fwhm_range"):
+        assert not claims[name].holds, claims[name]
+    assert claims["fwhm_range"].measured == pytest.approx(1.0)
+
+
+@pytest.mark.mutation("place_fields", "sigma_star_tracks_ell", "mse_u_shaped")
+def test_mutation_features_that_ignore_sigma_show_no_tradeoff(monkeypatch):
+    """Mutation: the place-cell features do not see sigma (every sigma gets the median
+    width: a broadcasting bug). The MSE is then flat in sigma (ends / min = 1.0) and sigma*
+    does not move with ell (rho NaN): both F2 claims must FAIL. 8 trials (both hold
+    unmutated at that size), ~3-5 s."""
+    regression = importlib.import_module("icml26.place_fields.regression")
+    cfg = pf.PlaceFieldsConfig(regression=dataclasses.replace(pf.RegressionConfig(), trials=8),
+                               lm=TINY)
+    good = by_name(pf.claims_for(cfg, parts=("f2",)))
+    assert good["sigma_star_tracks_ell"].holds and good["mse_u_shaped"].holds
+    features = regression.place_features
+    monkeypatch.setattr(regression, "place_features",
+                        lambda x, sigma, c: features(x, sigma.median().expand_as(sigma), c))
+    bad = by_name(pf.claims_for(cfg, parts=("f2",)))
+    assert not bad["sigma_star_tracks_ell"].holds and not bad["mse_u_shaped"].holds
+    assert bad["mse_u_shaped"].measured == pytest.approx(1.0)
+
+
+@pytest.mark.mutation("place_fields", "hipe_monotone", "hipe_gaussian_fit",
+                      "hipe_gaussian_width")
+def test_mutation_hipe_without_its_decay_is_rope(monkeypatch):
+    """The mechanism switched off: HIPE's per-frequency decay D(sigma, omega) = 1, so its
+    logit weights are RoPE's (times omega) and its kernel oscillates: hipe_monotone (largest
+    upward step 0.50), the Gaussian fit (R² -1.9) and width must FAIL. <1 s."""
+    hipe = importlib.import_module("icml26.place_fields.hipe")
+    decay = hipe.decay_weight
+    monkeypatch.setattr(hipe, "decay_weight", lambda s, k, d: torch.ones_like(decay(s, k, d)))
+    claims = by_name(pf.claims_for(pf.PlaceFieldsConfig(lm=TINY), parts=("f3",)))
+    for name in ("hipe_monotone", "hipe_gaussian_fit", "hipe_gaussian_width"):
+        assert not claims[name].holds, claims[name]
+    assert claims["rope_not_monotone"].holds  # the contrast does not go through the decay
+
+
+@pytest.mark.mutation("place_fields", "rope_not_monotone")
+def test_mutation_kernels_compared_on_too_short_a_range():
+    """Mutation: the kernels are compared on [0, 5] tokens only, where RoPE's kernel has not
+    turned up yet; the contrast that shows monotonicity is not automatic disappears, and
+    rope_not_monotone must FAIL (largest upward step 0). <1 s."""
+    cfg = pf.PlaceFieldsConfig(hipe=dataclasses.replace(HIPE, max_dist=5), lm=TINY)
+    claim = by_name(pf.claims_for(cfg, parts=("f3",)))["rope_not_monotone"]
+    assert not claim.holds and claim.measured == 0.0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the device was checked")
+
+    claims_module = importlib.import_module("icml26.place_fields.claims")
+    monkeypatch.setattr(claims_module, "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        pf.claims(0, device="cuda")
+    monkeypatch.undo()
+    monkeypatch.setattr(claims_module, "claims_f1", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        pf.claims_for(pf.PlaceFieldsConfig(lm=TINY), 0, device="cuda")
+
+
+@pytest.mark.mutation("place_fields", "hipe_gaussian_fit", "hipe_gaussian_width")
 def test_mutation_dropping_omega_breaks_the_gaussian_fit():
     """Pitfall: g = D(sigma omega) without the factor omega."""
     cfg = pf.PlaceFieldsConfig(hipe=dataclasses.replace(HIPE, with_omega=False), lm=TINY)
@@ -337,6 +415,7 @@ def test_mutation_dropping_omega_breaks_the_gaussian_fit():
     assert not claims["hipe_gaussian_width"].holds
 
 
+@pytest.mark.mutation("place_fields", "hipe_gaussian_fit", "hipe_gaussian_width")
 def test_mutation_frequency_coverage_breaks_the_gaussian_fit():
     """Pitfall: sigma below the band RoPE covers (sigma < 2 with base 1e4, d = 64)."""
     cfg = pf.PlaceFieldsConfig(hipe=dataclasses.replace(HIPE, sigmas=(1.0, 4.0)), lm=TINY)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import replace
 
@@ -181,6 +182,7 @@ def trajectory_claims(base: P.PromotionConfig, seed: int = 0):
     return by_name(P.claims_for(study, seed, parts=("trajectories",)))
 
 
+@pytest.mark.mutation("promotion", "steady_state_honest", "phase_boundary")
 def test_mutation_without_exact_gaps_fakes_gaming():
     """The spec's pitfall: grid-only honest actions miss thresholds by part of a step and
     patch the rest with gaming, so ``steady_state_honest`` fails (and F1 mislabels cells)."""
@@ -192,17 +194,25 @@ def test_mutation_without_exact_gaps_fakes_gaming():
     assert not phase_claims(replace(SMALL_PHASE, exact_gaps=False))["phase_boundary"].holds
 
 
+@pytest.mark.mutation("promotion", "phase_boundary", "myopic_games")
 def test_mutation_tiny_reward_turns_the_phase_diagram_into_no_action():
-    bad = phase_claims(replace(SMALL_PHASE, reward=0.02))["phase_boundary"]
-    assert not bad.holds and bad.measured < 0.5
+    """The spec's pitfall: a promotion reward too small to act on. Nearly every cell then
+    does nothing: the phase line is gone and the myopic cells no longer game (0.05)."""
+    good = phase_claims(SMALL_PHASE)
+    assert good["phase_boundary"].holds and good["myopic_games"].holds
+    bad = phase_claims(replace(SMALL_PHASE, reward=0.02))
+    assert not bad["phase_boundary"].holds and bad["phase_boundary"].measured < 0.5
+    assert not bad["myopic_games"].holds and bad["myopic_games"].measured < 0.5
 
 
+@pytest.mark.mutation("promotion", "phase_boundary")
 def test_mutation_unconverged_value_iteration_misplaces_the_boundary():
     """Stopping value iteration after one backup plans over two periods only."""
     bad = phase_claims(replace(SMALL_PHASE, backups=1))["phase_boundary"]
     assert not bad.holds
 
 
+@pytest.mark.mutation("promotion", "steady_state_honest", "steady_state_no_maintenance")
 def test_mutation_other_index_convention_breaks_the_steady_state():
     """Reading mu_l = delta (l-1)/(1-gamma) in our convention leaves slack below every
     stay threshold: the agent games and its skill sits below the top threshold."""
@@ -211,6 +221,7 @@ def test_mutation_other_index_convention_breaks_the_steady_state():
     assert not c["steady_state_no_maintenance"].holds
 
 
+@pytest.mark.mutation("promotion", "steady_state_honest")
 def test_mutation_grid_short_of_the_top_threshold_clamps_v():
     """A uniform grid that stops below mu_{L-1} clamps V there (the grid-range pitfall); with
     the thresholds as grid nodes (the default) the same short range is harmless."""
@@ -246,6 +257,7 @@ def test_mutation_zero_tolerance_relegates_an_agent_sitting_on_its_threshold():
     assert results == {0.0: 2, 1e-9: 3}
 
 
+@pytest.mark.mutation("promotion", "retention_helps")
 def test_mutation_gaming_during_the_climb_lowers_retention_helps():
     """Issue 22: the claim reads the paper's "highest level reached honestly" as the highest
     level before any gaming. Dropping the exact-gap actions makes the agent patch every
@@ -259,6 +271,75 @@ def test_mutation_gaming_during_the_climb_lowers_retention_helps():
     held = [P.spearman(f["gamma"]["gamma"], f["gamma"]["held_level"])
             for f in (P.cached_figure("sensitivity", s, 0) for s in (study, bad_study))]
     assert held[0] == held[1] >= 0.9  # blind: the old claim passed with or without gaming
+
+
+@pytest.mark.mutation("promotion", "steady_state_climbs", "steady_state_no_maintenance",
+                      "no_legup_maintenance")
+def test_mutation_tiny_level_reward_never_climbs():
+    """The same pitfall on F2: with R(l) = 0.01 (l - 1) the agent never tries, so it never
+    reaches the top (arrival inf) and neither top-of-ladder claim can be measured: all three
+    FAIL (inf). ~3 s."""
+    base = P.StudyConfig().base
+    bad = trajectory_claims(replace(base, reward_per_level=0.01))
+    for name in ("steady_state_climbs", "steady_state_no_maintenance", "no_legup_maintenance"):
+        assert not bad[name].holds and bad[name].measured == math.inf, name
+
+
+@pytest.mark.mutation("promotion", "no_legup_maintenance")
+def test_mutation_leg_up_left_on_in_the_no_legup_design(tmp_path, monkeypatch):
+    """Mutation: design (c) keeps the leg-up (delta not set to 0), so holding the top costs
+    nothing and the measured maintenance is far from (1-gamma) mu_{L-1}: the claim must
+    FAIL. Own cache (the design function is patched, the key is not). ~3 s."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    figures = importlib.import_module("icml26.promotion.figures")
+    designs = figures.trajectory_designs
+
+    def leg_up_kept(study, x0=None):
+        out = designs(study, x0)
+        return {**out, "no_legup": replace(out["no_legup"], delta=study.base.delta)}
+
+    monkeypatch.setattr(figures, "trajectory_designs", leg_up_kept)
+    bad = trajectory_claims(P.StudyConfig().base)["no_legup_maintenance"]
+    assert not bad.holds and bad.measured > 0.5, bad.note
+
+
+@pytest.mark.mutation("promotion", "arbitrary_height")
+def test_mutation_levels_for_target_off_by_one(tmp_path, monkeypatch):
+    """Mutation: L = ceil((1-gamma) M / delta) without the + 1 (the paper's ceil counts
+    thresholds, not levels): the top threshold sits one step below M and every target is
+    missed, so arbitrary_height must FAIL (4 of 4 targets). Own cache. ~5 s."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    figures = importlib.import_module("icml26.promotion.figures")
+    monkeypatch.setattr(figures, "levels_for_target",
+                        lambda m, gamma, delta: max(2, math.ceil((1 - gamma) * m / delta - 1e-9)))
+    bad = by_name(P.claims_for(P.StudyConfig(), 0, parts=("height",)))["arbitrary_height"]
+    assert not bad.holds and bad.measured == len(P.StudyConfig().targets)
+
+
+@pytest.mark.mutation("promotion", "greedy_above_steady")
+def test_mutation_greedy_design_without_exact_gaps_finds_no_ladder():
+    """The discretisation pitfall in F5: with grid-only honest actions the agent patches
+    near-misses with gaming, no candidate threshold passes the no-gaming test and the greedy
+    ladder is never completed: greedy_above_steady must FAIL (-inf). <1 s."""
+    study = P.StudyConfig()
+    bad_study = replace(study, base=replace(study.base, exact_gaps=False))
+    bad = by_name(P.claims_for(bad_study, 0, parts=("greedy",)))["greedy_above_steady"]
+    assert not bad.holds
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the device was checked")
+
+    claims_module = importlib.import_module("icml26.promotion.claims")
+    monkeypatch.setattr(claims_module, "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        P.claims(0, device="cuda")
+    monkeypatch.undo()
+    monkeypatch.setattr(claims_module, "cached", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        P.claims_for(P.StudyConfig(), 0, device="cuda")
 
 
 # --------------------------------------------------------------------------- figures

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import pytest
 import torch
@@ -175,7 +176,7 @@ def test_a_sweep_that_changes_no_decision_fails_misspec_within_bound():
     from icml26.claims import ClaimTable
 
     cfg = dataclasses.replace(SMALL_F4, misspec_eps=(0.0, 1e-4, 2e-4))
-    table = ClaimTable(rec.PAPER, rec.SPECS)
+    table = ClaimTable(rec.PAPER, rec.CLAIM_SPECS)
     rec.misspec_claims(table, cfg)
     got = by_name(table.claims)
     assert got["misspec_within_bound"].holds is False
@@ -233,6 +234,7 @@ def test_claims_are_deterministic_per_seed():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("recruitment", "dp_matches_mc")
 def test_mutation_dropping_truncated_mass_breaks_dp_matches_mc():
     """The spec's pitfall: discard the PGF mass beyond b - s instead of lumping it."""
     cfg = dataclasses.replace(rec.config_for("quick"), tail="drop")
@@ -240,13 +242,80 @@ def test_mutation_dropping_truncated_mass_breaks_dp_matches_mc():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("recruitment", "dp_vs_baselines", "dp_beats_fixed3", "dp_beats_spend_all",
+                      "dp_saves_budget")
 def test_mutation_removing_the_save_option_breaks_dp_vs_baselines():
+    """The spec's pitfall: the DP may not save coupons (every coupon left goes out now). It
+    then IS spend-all-now (ratio 1.0, first spend B) and loses to the other baselines: every
+    claim of the planner's comparison fails (one claims_for run, ~8 s)."""
     cfg = dataclasses.replace(rec.config_for("quick"), allow_save=False)
-    assert by_name(rec.claims_for(cfg, seed=0))["dp_vs_baselines"].holds is False
+    got = by_name(rec.claims_for(cfg, seed=0))
+    for name in ("dp_vs_baselines", "dp_beats_fixed3", "dp_beats_spend_all", "dp_saves_budget"):
+        assert got[name].holds is False, (name, got[name].measured)
+    assert got["dp_beats_spend_all"].measured == pytest.approx(1.0)
+    assert got["dp_saves_budget"].measured == got["dp_saves_budget"].threshold
 
 
+def quick_misspec_claims(**changes):
+    """F4's claims alone (exact, seed-independent, ~0.4 s) for the quick config + changes."""
+    from icml26.claims import ClaimTable
+
+    table = ClaimTable(rec.PAPER, rec.CLAIM_SPECS)
+    rec.misspec_claims(table, dataclasses.replace(rec.config_for("quick"), **changes))
+    return by_name(table.claims)
+
+
+@pytest.mark.mutation("recruitment", "misspec_within_bound")
 @pytest.mark.parametrize("kept", ["frontier", "transition"])
 def test_mutation_dropping_a_bound_term_breaks_misspec_within_bound(kept):
     """Each term of the bound is needed: without either, some loss exceeds what is left."""
-    cfg = dataclasses.replace(rec.config_for("quick"), misspec_terms=(kept,))
-    assert by_name(rec.claims_for(cfg, seed=0))["misspec_within_bound"].holds is False
+    assert quick_misspec_claims()["misspec_within_bound"].holds
+    assert quick_misspec_claims(misspec_terms=(kept,))["misspec_within_bound"].holds is False
+
+
+@pytest.mark.mutation("recruitment", "bound_monotone")
+def test_mutation_bound_without_its_transition_term_is_not_monotone():
+    """A bound missing its population-level transition term (frontier term only) is no
+    longer non-decreasing in eps (smallest step -0.0065 at quick scale): bound_monotone
+    must FAIL. ~1 s."""
+    assert quick_misspec_claims()["bound_monotone"].holds
+    got = quick_misspec_claims(misspec_terms=("frontier",))["bound_monotone"]
+    assert got.holds is False and got.measured < 0
+
+
+@pytest.mark.mutation("recruitment", "greedy_exact")
+def test_mutation_greedy_on_the_first_marginal_only_is_not_exact(monkeypatch):
+    """Mutation: greedy ranks every coupon of a person by that person's FIRST marginal
+    survival probability S_i(1) (not by the marginal of that coupon), so it fills one person
+    before the next. F1's brute force then beats it: greedy_exact must FAIL. ~1 s."""
+    from icml26.claims import ClaimTable
+
+    experiments = importlib.import_module("icml26.recruitment.experiments")
+    greedy = experiments.greedy_allocation
+
+    def first_marginal_greedy(marg, budget):
+        return greedy(marg[..., :1].expand_as(marg) * (marg > 0), budget)
+
+    def greedy_claim():
+        table = ClaimTable(rec.PAPER, rec.CLAIM_SPECS)
+        return table.add("greedy_exact", rec.figure_greedy_data(0)["max_gap"])
+
+    assert greedy_claim().holds
+    monkeypatch.setattr(experiments, "greedy_allocation", first_marginal_greedy)
+    got = greedy_claim()
+    assert got.holds is False and got.measured > 1e-3
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the device was checked")
+
+    claims_module = importlib.import_module("icml26.recruitment.claims")
+    monkeypatch.setattr(claims_module, "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        rec.claims(0, device="cuda")
+    monkeypatch.undo()
+    monkeypatch.setattr(claims_module, "figure_value_vs_budget_data", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        rec.claims_for(rec.config_for("quick"), 0, device="cuda")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 import numpy as np
@@ -302,6 +303,7 @@ def test_bad_input_raises_a_clear_error(call, match):
 
 # ------------------------------------------------------------------ pitfalls (mutation tests)
 @pytest.mark.slow
+@pytest.mark.mutation("spurious_dpo", "leakage_linear")
 def test_measuring_leakage_only_at_convergence_hides_it():
     good = {c.name: c for c in sd.channel_claims(CFG, seed=0)}
     bad = {c.name: c for c in sd.channel_claims(
@@ -312,6 +314,8 @@ def test_measuring_leakage_only_at_convergence_hides_it():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("spurious_dpo", "ties_keep_causal_weight", "ties_help_ood",
+                      "ties_keep_accuracy", "ties_selective")
 def test_ties_without_equal_utility_shrink_the_causal_weight_like_l2():
     good = {c.name: c for c in sd.tie_claims(CFG, seed=0)}
     bad = {c.name: c for c in sd.tie_claims(
@@ -325,6 +329,7 @@ def test_ties_without_equal_utility_shrink_the_causal_weight_like_l2():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("spurious_dpo", "forced_labels_hurt")
 def test_forced_labels_that_ignore_the_spurious_offset_cannot_show_that_naive_labels_hurt():
     good = {c.name: c for c in sd.tie_claims(CFG, seed=0)}
     bad = {c.name: c for c in sd.tie_claims(
@@ -332,6 +337,156 @@ def test_forced_labels_that_ignore_the_spurious_offset_cannot_show_that_naive_la
     assert good["forced_labels_hurt"].holds and not bad["forced_labels_hurt"].holds
     # coin-flip labels equal the symmetric tie loss in expectation: no gap at all
     assert abs(bad["forced_labels_hurt"].measured) < 0.01
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A fresh cache: the mutations below patch functions whose results the figures cache
+    under the unpatched config's key."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def by_name(claims):
+    return {c.name: c for c in claims}
+
+
+FIGURES = importlib.import_module("icml26.spurious_dpo.figures")
+
+
+@pytest.mark.mutation("spurious_dpo", "mean_bias_theory", "no_spurious_without_cause")
+def test_mutation_a_generator_that_biases_every_winner(own_cache, monkeypatch):
+    """Mutation: the pair generator adds 0.25 to every winner's spurious offset (m -> m +
+    0.25). The m = rho = 0 null then learns theta_s (0.48) and the mean-bias fit leaves the
+    2m/sigma^2 line (0.96): both claims must FAIL. ~4 s."""
+    design = FIGURES.preference_design
+    monkeypatch.setattr(FIGURES, "preference_design", lambda n, m, *a, **k: design(
+        n, torch.as_tensor(m, dtype=torch.float64) + 0.25, *a, **k))
+    got = by_name(sd.channel_claims(CFG, seed=0))
+    assert not got["mean_bias_theory"].holds and not got["no_spurious_without_cause"].holds
+
+
+@pytest.mark.mutation("spurious_dpo", "leakage_matches_linearised")
+def test_mutation_linearised_prediction_off_by_its_prefactor(own_cache, monkeypatch):
+    """Mutation: the linearised prediction (2/beta)(Sigma + lambda I)^-1 mu loses half its
+    prefactor (1/beta): the fits no longer match it (worst relative error 1.19), so
+    leakage_matches_linearised must FAIL. ~3 s."""
+    linear = FIGURES.linearised_theta
+    monkeypatch.setattr(FIGURES, "linearised_theta", lambda *a, **k: linear(*a, **k) / 2)
+    got = by_name(sd.channel_claims(CFG, seed=0))["leakage_matches_linearised"]
+    assert not got.holds and got.measured > 1.0
+
+
+@pytest.mark.mutation("spurious_dpo", "leakage_vanishes")
+def test_mutation_an_unobserved_cause_keeps_the_leakage():
+    """The condition the claim states, violated: one causal coordinate is not observed. The
+    converged fit then keeps theta_s2 = 0.27 at rho = 1, so leakage_vanishes must FAIL. A
+    config change (its own cache key). ~2 s."""
+    got = by_name(sd.channel_claims(dataclasses.replace(CFG, hidden_causal=True), seed=0))
+    assert not got["leakage_vanishes"].holds and got["leakage_vanishes"].measured > 0.1
+
+
+@pytest.mark.mutation("spurious_dpo", "hidden_cause_leaks")
+def test_mutation_hidden_cause_without_its_correlation_leaks_nothing(own_cache, monkeypatch):
+    """Mutation: the hidden-cause design drops the causal-spurious correlation (rho = 0
+    there): s is no proxy of anything and hidden_cause_leaks must FAIL (theta_s2 ~ 3e-4).
+    ~3 s."""
+    design = FIGURES.preference_design
+
+    def no_rho_when_hidden(n, m, rho, *a, **k):
+        if k.get("hidden_causal"):
+            rho = torch.zeros_like(torch.as_tensor(rho, dtype=torch.float64))
+        return design(n, m, rho, *a, **k)
+
+    monkeypatch.setattr(FIGURES, "preference_design", no_rho_when_hidden)
+    got = by_name(sd.channel_claims(CFG, seed=0))["hidden_cause_leaks"]
+    assert not got.holds and abs(got.measured) < 0.05
+
+
+@pytest.mark.mutation("spurious_dpo", "irreducible_bias", "reducible_one_over_n")
+def test_mutation_population_optimum_without_its_factor_two(own_cache, monkeypatch):
+    """Mutation: the closed-form population optimum drops the 2 of theta_s1 = 2m/sigma^2.
+    The finite-n fits converge elsewhere (gap 0.51) and the estimation error plateaus at that
+    bias (falls 1.9x, not >= 5x from 1e3 to 1e4): both claims must FAIL. ~1 s."""
+    population = FIGURES.population_theta
+
+    def half_bias(*a, **k):
+        theta = population(*a, **k)
+        theta[:, CFG.d_c] /= 2
+        return theta
+
+    monkeypatch.setattr(FIGURES, "population_theta", half_bias)
+    got = by_name(sd.irreducible_claims(CFG, seed=0))
+    assert not got["irreducible_bias"].holds and not got["reducible_one_over_n"].holds
+
+
+@pytest.mark.mutation("spurious_dpo", "irreducible_ood_gap", "ties_help_ood",
+                      "forced_labels_hurt")
+def test_mutation_ood_test_without_the_flipped_bias(own_cache, monkeypatch):
+    """Mutation: the "OOD" evaluation loses the sign of the shift (m' = |m'| = m, the
+    training distribution). There is no ID-OOD gap (NaN ratio) and no OOD gain from ties
+    (-0.008): the three claims that read the flipped-bias accuracy must FAIL. ~3 s."""
+    accuracy = FIGURES.accuracy
+    monkeypatch.setattr(FIGURES, "accuracy",
+                        lambda theta, cfg, m: accuracy(theta, cfg, abs(float(m))))
+    irr = by_name(sd.irreducible_claims(CFG, seed=0))
+    ties = by_name(sd.tie_claims(CFG, seed=0))
+    assert not irr["irreducible_ood_gap"].holds
+    assert not ties["ties_help_ood"].holds and not ties["forced_labels_hurt"].holds
+
+
+@pytest.mark.mutation("spurious_dpo", "ties_cut_30", "ties_cut_50", "neural_ties_cut")
+def test_mutation_ties_that_never_reach_the_loss(own_cache, monkeypatch):
+    """Tie training switched off: no tie reaches the loss (n_ties = 0), in the log-linear
+    fits and in the MLPs. |theta_s1| and the MLP's spurious sensitivity stay at DPO's (ratio
+    1.0): ties_cut_30, ties_cut_50 and neural_ties_cut must FAIL. (ties_selective does NOT
+    fail here: with no ties the L2 control is matched at lambda ~ 0 and the share is 1.0; it
+    fails under ties without equal utility, above.) ~2 s."""
+    neural = importlib.import_module("icml26.spurious_dpo.neural")
+    monkeypatch.setattr(FIGURES, "n_ties_for", lambda n, f: 0)
+    monkeypatch.setattr(neural, "n_ties_for", lambda n, f: 0)
+    ties = by_name(sd.tie_claims(CFG, seed=0))
+    (mlp,) = sd.neural_claims(CFG, seed=0)
+    assert not ties["ties_cut_30"].holds and not ties["ties_cut_50"].holds
+    assert not mlp.holds and mlp.measured == pytest.approx(1.0)
+
+
+@pytest.mark.mutation("spurious_dpo", "ties_keep_causal")
+def test_mutation_equal_utility_enforced_along_the_wrong_direction(own_cache, monkeypatch):
+    """Mutation: ties are made "equal utility" along the first causal axis instead of w*
+    (the utility assumed axis-aligned). Their causal features then vary along w*, the tie
+    loss pulls theta_c off w* and ties_keep_causal must FAIL (cos 0.917 < 0.99). ~2 s."""
+    model = importlib.import_module("icml26.spurious_dpo.model")
+    tie_design, w_star = FIGURES.tie_design, model.w_star
+
+    def first_axis(d_c):
+        return torch.nn.functional.one_hot(torch.tensor(0), d_c).to(torch.float64)
+
+    def wrong_direction(*args, **kwargs):
+        monkeypatch.setattr(model, "w_star", first_axis)
+        try:
+            return tie_design(*args, **kwargs)
+        finally:
+            monkeypatch.setattr(model, "w_star", w_star)
+
+    monkeypatch.setattr(FIGURES, "tie_design", wrong_direction)
+    got = by_name(sd.tie_claims(CFG, seed=0))["ties_keep_causal"]
+    assert not got.holds and got.measured < 0.95
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the device was checked")
+
+    claims_module = importlib.import_module("icml26.spurious_dpo.claims")
+    monkeypatch.setattr(claims_module, "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        sd.claims(0, device="cuda")
+    monkeypatch.undo()
+    monkeypatch.setattr(claims_module, "channel_claims", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        sd.claims_for(CFG, 0, device="cuda")
 
 
 # ------------------------------------------------------------------ claims

@@ -28,6 +28,8 @@ def test_every_claim_row_has_a_role_and_every_paper_a_quoted_headline(slug):
     for name, row in specs.items():
         assert len(row) == 5, f"{slug}.{name}: (statement, op, threshold, expected, role)"
         assert row[4] in ROLES, f"{slug}.{name}: role {row[4]!r} not in {ROLES}"
+    findings = [n for n, row in specs.items() if row[4] == "finding" and row[3]]
+    assert not findings, f"{slug}: a finding (beyond the paper) is never expected: {findings}"
     heads = [n for n, row in specs.items() if row[4] == "headline"]
     assert heads, f"{slug}: no headline claim"
     unquoted = [n for n in heads if '"' not in specs[n][0] and "“" not in specs[n][0]]
@@ -92,6 +94,7 @@ def rec(name, role, expected=True, held=32, seeds=32):
     ([rec("h", "headline"), rec("c", "check", held=0)], "blocked"),
     ([rec("h", "headline"), rec("m", "mechanism", held=None)], "blocked"),  # no record
     ([rec("m", "mechanism")], "blocked"),  # no headline
+    ([rec("h", "headline"), rec("f", "finding", expected=False, held=0)], "reproduced"),
 ])
 def test_status_rule(recs, word):
     st = status.decide("p", tuple(recs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 import pytest
@@ -352,6 +353,39 @@ def test_a_failed_computation_gives_nan_claims_not_an_exception(tmp_cache):
     assert all(math.isnan(c.measured) and not c.holds and "failed" in c.note for c in out)
 
 
+@pytest.mark.mutation("tpv", "small_n_deviates")
+def test_test_split_leaking_the_training_inputs_fails_the_small_n_control(tmp_cache,
+                                                                         monkeypatch):
+    """Mutation: the "test" inputs of every student are its training inputs (a split leak).
+    TPV_train then equals TPV_test everywhere, so the stability claims hold trivially
+    (measured 0) and the control small_n_deviates must FAIL (0, not > 0): it is what shows
+    the stability claim is not true by construction. ~5 s on SMALL (its own cache)."""
+    students = importlib.import_module("icml26.tpv.students")
+    teacher_data = students.teacher_data
+
+    def leak(*args, **kwargs):
+        d = teacher_data(*args, **kwargs)
+        return {**d, "X_test": d["X_train"], "y_test": d["y_train"]}
+
+    monkeypatch.setattr(students, "teacher_data", leak)
+    out = {c.name: c for c in tpv.claims_for(SMALL, SMALL_DIGITS, seed=0)}
+    assert not out["small_n_deviates"].holds and out["small_n_deviates"].measured == 0.0
+    assert out["train_predicts_test"].measured == 0.0  # what the control guards against
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the device was checked")
+
+    monkeypatch.setattr(importlib.import_module("icml26.tpv.claims"), "claims_for", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        tpv.claims(0, device="cuda")
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="--device"):
+        tpv.claims_for(SMALL, SMALL_DIGITS, 0, device="cuda")
+
+
 # ------------------------------------------------------------------ claims and the pitfall
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
@@ -365,6 +399,7 @@ def test_expected_claims_hold(seed):
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("tpv", "quant_trace_matches_mc")
 def test_heff_of_a_reinitialised_network_breaks_the_quantization_claim():
     """The pitfall: H_eff computed on a different (re-initialised) network than the one that
     is perturbed. The trace form then misses the Monte Carlo TPV by far more than 20%."""
@@ -403,6 +438,7 @@ def _scatter_claim(mutate, name, seed=0):
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("tpv", "train_predicts_test")
 def test_train_predicts_test_sees_every_cell_of_the_scatter():
     """Mutation for the full-scatter claim: make the scatter ideal (TPV_train = TPV_test),
     then move ONE cell's students 15% off the diagonal at the largest n_train. The claim
@@ -424,6 +460,7 @@ def test_train_predicts_test_sees_every_cell_of_the_scatter():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("tpv", "tpv_tracks_test_loss")
 def test_tpv_tracks_test_loss_fails_when_shuffled_or_uninformative():
     """Mutations for tpv_tracks_test_loss: shuffle the measured loss increases among the
     students of each perturbation, or replace TPV by an uninformative (random) estimator;

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from icml26.common import cached, generator
+from icml26.common import cached, device_key, generator, resolve_device
 from icml26.common import config_for as preset
 from icml26.gsrq.data import EQUAL_NORM, KVDataConfig, make_kv_data
 from icml26.gsrq.quantizer import (
@@ -129,7 +129,7 @@ def shared_rows(fit: torch.Tensor, scored: torch.Tensor) -> int:
 
 
 def rq_curve(data: KVDataConfig, qcfg: QuantConfig, seed: int = 0,
-             impl: str = "auto") -> list[dict]:
+             impl: str = "auto", device="cpu") -> list[dict]:
     """Per-stage metrics of one RQ fit on one synthetic data set (cached).
 
     ``2 data.n`` rows are drawn; the codebooks are fitted on the first ``data.n``
@@ -137,11 +137,13 @@ def rq_curve(data: KVDataConfig, qcfg: QuantConfig, seed: int = 0,
     ``norm_ratio`` are scored on the other ``data.n``, held out; ``fit_cos``, ``fit_rel_l2``
     and ``fit_norm_ratio`` are the same on the fitting rows (in-sample, for comparison);
     ``n_fit`` / ``n_scored`` count the rows and ``shared_rows`` how many scored rows were also
-    fitted (0, checked by the claims).
+    fitted (0, checked by the claims). The rows are drawn on the CPU generator and moved to
+    ``device`` (the fit then runs there; cached per device type, :func:`device_key`).
     """
+    dev = resolve_device(device)
 
     def compute():
-        x = make_kv_data(replace(data, n=2 * data.n), data_generator(seed))
+        x = make_kv_data(replace(data, n=2 * data.n), data_generator(seed), dev)
         fit, scored = split_rows(x)
         res = fit_rq(fit, qcfg, fit_generator(seed), impl=impl)
         common = {"n_fit": fit.shape[0], "n_scored": scored.shape[0],
@@ -150,11 +152,12 @@ def rq_curve(data: KVDataConfig, qcfg: QuantConfig, seed: int = 0,
                  **held, **common}
                 for row, held in zip(res.metrics, rq_metrics(scored, res.stages, impl))]
 
-    return cached(PAPER, "rq_new_rows", {"data": data, "quant": qcfg}, seed, CACHE_VERSION,
-                  compute)
+    return cached(PAPER, device_key("rq_new_rows", dev), {"data": data, "quant": qcfg}, seed,
+                  CACHE_VERSION, compute)
 
 
-def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list[dict]:
+def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None,
+                          device="cpu") -> list[dict]:
     """F1: mean norm ratio ``||x_hat|| / ||x||`` of one-stage k-means vs ``d`` and ``K``, on
     held-out rows (``fit_norm_ratio``: on the fitting rows).
 
@@ -166,7 +169,7 @@ def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list
         for d in cfg.shrink_dims:
             data = replace(cfg.data, n=cfg.shrink_n, dim=d)
             q = QuantConfig(n_codes=k, stages=1, method="kmeans", iters=cfg.iters)
-            m = rq_curve(data, q, seed)[0]
+            m = rq_curve(data, q, seed, device=device)[0]
             rows.append({"K": k, "dim": d, "bits": m["bits"], "norm_ratio": m["norm_ratio"],
                          "cos": m["cos"], "fit_norm_ratio": m["fit_norm_ratio"]})
             if progress is not None:
@@ -176,7 +179,8 @@ def figure_shrinkage_data(cfg: GSRQConfig, seed: int = 0, progress=None) -> list
 
 def figure_rate_distortion_data(cfg: GSRQConfig, seed: int = 0,
                                 settings: tuple[str, ...] = ("equal-norm", "heavy-tailed"),
-                                sweep: bool = True, progress=None) -> list[dict]:
+                                sweep: bool = True, progress=None,
+                                device="cpu") -> list[dict]:
     """F2: mean cosine / relative l2 / norm ratio vs bits per element, per variant and data,
     scored on held-out rows (the in-sample values as ``fit_*``; see :func:`rq_curve`).
 
@@ -198,7 +202,7 @@ def figure_rate_distortion_data(cfg: GSRQConfig, seed: int = 0,
                 q = cfg.quant(label, k, stages)
                 if k != cfg.n_codes or stages != cfg.claim_stages:
                     q = replace(q, iters=cfg.sweep_iters)
-                for m in rq_curve(datas[setting], q, seed):
+                for m in rq_curve(datas[setting], q, seed, device=device):
                     rows.append({"data": setting, "variant": label, "K": k, **m})
                 if progress is not None:
                     progress()
@@ -210,30 +214,36 @@ def lm_config(cfg: GSRQConfig) -> TinyLMConfig:
     return TinyLMConfig(steps=cfg.lm_steps)
 
 
-def trained_tiny_lm(cfg: GSRQConfig, progress=None):
-    """The tiny LM (trained once per config with its fixed training seed, then cached)."""
+def trained_tiny_lm(cfg: GSRQConfig, progress=None, device="cpu"):
+    """The tiny LM (trained once per config and device type with its fixed training seed,
+    then cached), on ``device``."""
+    dev = resolve_device(device)
     lm_cfg = lm_config(cfg)
-    trained = cached(PAPER, "tiny_lm", lm_cfg, lm_cfg.train_seed, CACHE_VERSION,
-                     lambda: train_tiny_lm(lm_cfg, progress))
-    return load_model(lm_cfg, trained), trained
+    trained = cached(PAPER, device_key("tiny_lm", dev), lm_cfg, lm_cfg.train_seed,
+                     CACHE_VERSION, lambda: train_tiny_lm(lm_cfg, progress, dev))
+    return load_model(lm_cfg, trained).to(dev), trained
 
 
-def figure_tiny_lm_data(cfg: GSRQConfig, seed: int = 0, impl: str = "auto") -> list[dict]:
+def figure_tiny_lm_data(cfg: GSRQConfig, seed: int = 0, impl: str = "auto",
+                        device="cpu") -> list[dict]:
     """F3: perplexity and passkey accuracy of the tiny LM vs bits, per quantizer (cached).
 
     ``seed`` draws the calibration / evaluation windows and the codebook seeding; the model is
-    the same for every seed (like the paper's single checkpoint).
+    the same for every seed (like the paper's single checkpoint). Windows are drawn on the CPU
+    generator and moved to ``device``, where the model, the codebooks and the scoring run.
     """
     cfg.validate()
+    dev = resolve_device(device)
     lm_cfg = lm_config(cfg)
 
     def compute():
-        model, _ = trained_tiny_lm(cfg)
+        model, _ = trained_tiny_lm(cfg, device=dev)
         train, val = split_corpus(lm_cfg)
         g = generator(20_011 + seed)
         calib, _, _ = sample_windows(train, lm_cfg, cfg.lm_calib_windows, g)
         text, _, _ = sample_windows(val, lm_cfg, cfg.lm_eval_windows, g, passkey_fraction=0.0)
         keys, _, _ = sample_windows(val, lm_cfg, cfg.lm_eval_windows, g, passkey_fraction=1.0)
+        calib, text, keys = calib.to(dev), text.to(dev), keys.to(dev)
         kv = collect_kv(model, calib[:, :-1])
         base = evaluate(model, text, keys, lm_cfg.passkey_digits)
         rows = [{"variant": "fp32 cache", "stages": 0, "bits": 32.0, **base}]
@@ -256,7 +266,7 @@ def figure_tiny_lm_data(cfg: GSRQConfig, seed: int = 0, impl: str = "auto") -> l
     key = {"lm": lm_cfg, "quant": [cfg.quant(label, cfg.lm_codes, cfg.lm_stages)
                                    for label in VARIANTS],
            "windows": (cfg.lm_calib_windows, cfg.lm_eval_windows)}
-    return cached(PAPER, "tiny_lm_eval", key, seed, CACHE_VERSION, compute)
+    return cached(PAPER, device_key("tiny_lm_eval", dev), key, seed, CACHE_VERSION, compute)
 
 
 def benchmark_data(name: str = "gain_shape_assign", path: str | None = None):

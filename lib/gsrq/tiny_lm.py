@@ -187,11 +187,13 @@ class TinyLM(nn.Module):
         return (logits, atts) if return_attention else logits
 
 
-def train_tiny_lm(cfg: TinyLMConfig, progress=None) -> dict:
-    """Train from scratch (AdamW, warm-up + cosine); returns ``{"state": ..., "loss": [...]}``."""
+def train_tiny_lm(cfg: TinyLMConfig, progress=None, device="cpu") -> dict:
+    """Train from scratch (AdamW, warm-up + cosine) on ``device``; returns
+    ``{"state": ... (CPU tensors), "loss": [...]}``. Parameters are initialised and windows
+    drawn on the CPU, then moved to ``device``."""
     cfg.validate()
     torch.manual_seed(cfg.train_seed)  # parameter init; data draws use their own generator
-    model = TinyLM(cfg)
+    model = TinyLM(cfg).to(device)
     g = torch.Generator().manual_seed(cfg.train_seed)
     train, _ = split_corpus(cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
@@ -202,6 +204,7 @@ def train_tiny_lm(cfg: TinyLMConfig, progress=None) -> dict:
         for group in opt.param_groups:
             group["lr"] = cfg.lr * warm * cosine
         win, _, _ = sample_windows(train, cfg, cfg.batch, g)
+        win = win.to(device)
         logits = model(win[:, :-1])
         loss = F.cross_entropy(logits.flatten(0, 1), win[:, 1:].flatten())
         opt.zero_grad(set_to_none=True)
@@ -210,7 +213,7 @@ def train_tiny_lm(cfg: TinyLMConfig, progress=None) -> dict:
         losses.append(loss.item())
         if progress is not None:
             progress(step)
-    return {"state": {k: v.detach().clone() for k, v in model.state_dict().items()},
+    return {"state": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
             "loss": losses}
 
 

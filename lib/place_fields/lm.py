@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml26.common import cache_path, cached, config_hash, generator
+from icml26.common import cache_path, cached, config_hash, device_key, generator
 from icml26.kernels.scaled_rope import scaled_rope
 from icml26.place_fields.decay import PAPER
 from icml26.place_fields.hipe import rope_frequencies
@@ -189,15 +189,16 @@ def _train_seed(cfg: LMConfig, seed: int, impl: str, device: str, progress: bool
             "curve": np.stack(curve)}
 
 
-def seed_results(cfg: LMConfig, seed: int, impl: str = "auto", progress: bool = False) -> dict:
-    """:func:`train_seed`, cached on disk per (config, seed)."""
-    return cached(PAPER, "lm", cfg, int(seed), CACHE_VERSION,
-                  lambda: train_seed(cfg, seed, impl=impl, progress=progress))
+def seed_results(cfg: LMConfig, seed: int, impl: str = "auto", progress: bool = False,
+                 device: str | torch.device = "cpu") -> dict:
+    """:func:`train_seed` on ``device``, cached on disk per (config, seed, device type)."""
+    return cached(PAPER, device_key("lm", device), cfg, int(seed), CACHE_VERSION,
+                  lambda: train_seed(cfg, seed, impl=impl, device=device, progress=progress))
 
 
 def figure_data_efficiency_data(cfg: LMConfig | None = None, seed: int = 0,
                                 n_seeds: int | None = None, impl: str = "auto",
-                                progress: bool = False):
+                                progress: bool = False, device: str | torch.device = "cpu"):
     """F4 table for seeds ``seed .. seed + n_seeds - 1`` (each seed trained once, cached).
 
     One row per (variant, size): ``mean`` and ``se`` of the validation loss over seeds, the
@@ -210,7 +211,7 @@ def figure_data_efficiency_data(cfg: LMConfig | None = None, seed: int = 0,
     if n < 1:
         raise ValueError(f"n_seeds must be >= 1, got {n}")
     seeds = list(range(int(seed), int(seed) + n))
-    runs = [seed_results(cfg, s, impl=impl, progress=progress) for s in seeds]
+    runs = [seed_results(cfg, s, impl=impl, progress=progress, device=device) for s in seeds]
     return frame_from_losses(cfg, seeds, [r["val_loss"] for r in runs])
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from icml26.claims import Claim, ClaimTable
-from icml26.common import cached
+from icml26.common import cached, device_key, resolve_device
 from icml26.promotion.figures import (
     figure_greedy_data,
     figure_height_data,
@@ -21,29 +21,44 @@ from icml26.promotion.figures import (
 from icml26.promotion.model import PAPER
 from icml26.promotion.studies import StudyConfig, config_for
 
-CLAIM_SPECS = {  # name -> (statement, op, threshold, expected)
-    "phase_boundary": ("The optimal first action is honest iff c-/c+ > 1 - beta*gamma (>= 95% "
-                       "of cells more than one grid step from the line)", ">=", 0.95, True),
+#: name -> (statement, op, threshold, expected, role); ``steady_state_climbs``' threshold
+#: 2(L-1) follows the study's ladder (14 at quick scale). Roles: the abstract's results are
+#: the characterisation of the optimal strategy (the phase line), a threshold sequence that
+#: "effectively incentivize[s] honest effort" and reaching "arbitrarily high levels solely
+#: through genuine improvement efforts" (headlines); the rest is what those rest on or show
+#: along the way: farsightedness / retention / leg-up effects and the principal's design
+#: (mechanism).
+CLAIM_SPECS = {
+    "phase_boundary": ("\"We characterize the agent's optimal long-term strategy\": the "
+                       "optimal first action is honest iff c-/c+ > 1 - beta*gamma (>= 95% of "
+                       "cells more than one grid step from the line)", ">=", 0.95, True,
+                       "headline"),
     "myopic_games": ("Without farsightedness or retention (beta*gamma = 0) every cell games",
-                     ">=", 1.0, True),
+                     ">=", 1.0, True, "mechanism"),
     "steady_state_climbs": ("Under mu_l = delta l/(1-gamma) the agent reaches the top level "
-                            "within 2(L-1) periods", "<=", 14.0, True),
-    "steady_state_honest": ("Under the steady-state ladder the climb is purely honest "
-                            "(total gaming <= 1e-6)", "<=", 1e-6, True),
+                            "within 2(L-1) periods", "<=", 14.0, True, "mechanism"),
+    "steady_state_honest": ("\"A principal can design a sequence of thresholds to effectively "
+                            "incentivize honest effort\": under the steady-state ladder the "
+                            "climb is purely honest (total gaming <= 1e-6)", "<=", 1e-6, True,
+                            "headline"),
     "steady_state_no_maintenance": ("At the top of the steady-state ladder no maintenance is "
                                     "needed (mean effort <= 1e-3, skill >= mu_{L-1} - 1e-6)",
-                                    "<=", 1.0, True),
+                                    "<=", 1.0, True, "mechanism"),
     "no_legup_maintenance": ("Without leg-up (delta = 0) holding the top costs (1-gamma) "
-                             "mu_{L-1} per period (within 10%)", "<=", 0.10, True),
-    "arbitrary_height": ("Any target skill M is reached honestly with L = ceil((1-gamma)M/"
-                         "delta) + 1 levels (M in targets; failing targets)", "<=", 0.0, True),
+                             "mu_{L-1} per period (within 10%)", "<=", 0.10, True,
+                             "mechanism"),
+    "arbitrary_height": ("\"This mechanism enables agents to reach arbitrarily high levels "
+                         "solely through genuine improvement efforts\": any target skill M is "
+                         "reached honestly with L = ceil((1-gamma)M/delta) + 1 levels (M in "
+                         "targets; failing targets)", "<=", 0.0, True, "headline"),
     "retention_helps": ("Retention expands what can be incentivised: under a fixed ladder the "
                         "highest level reached honestly (before any gaming) is non-decreasing "
-                        "in gamma (Spearman >= 0.9)", ">=", 0.9, False),
+                        "in gamma (Spearman >= 0.9)", ">=", 0.9, False, "mechanism"),
     "legup_sensitivity": ("The highest level reached before any gaming vs delta (reported: the "
-                          "paper calls the leg-up's role nuanced)", ">=", 0.9, False),
+                          "paper calls the leg-up's role nuanced)", ">=", 0.9, False,
+                          "finding"),  # the paper claims no monotone trend in delta
     "greedy_above_steady": ("A greedy principal's thresholds are >= the steady-state ones "
-                            "(optional F5; min difference)", ">=", 0.0, True),
+                            "(optional F5; min difference)", ">=", 0.0, True, "mechanism"),
 }
 
 PARTS = ("phase", "trajectories", "height", "sensitivity", "greedy")
@@ -53,26 +68,35 @@ SOLVER_NOTE = ("solver: policy iteration with exact sparse policy evaluation to 
                "gaps mu_j - x among the honest actions; figure data cached per config and seed")
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed`` on ``device``: the
+    ladders live there, so ``impl="auto"`` runs the Bellman backups through the Triton kernel
+    on CUDA (the exact policy evaluation is a scipy sparse solve on the CPU either way; the
+    seeded jitter is drawn on the CPU)."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, device=dev)
 
 
-def cached_figure(name: str, study: StudyConfig, seed: int | None, impl: str = "auto"):
-    """A figure's data through the on-disk cache (keyed by the study, seed and version)."""
-    compute = {"phase": lambda: figure_phase_data(study.phase, seed, impl),
-               "trajectories": lambda: figure_trajectories_data(study, seed, impl),
-               "height": lambda: figure_height_data(study, seed, impl),
-               "sensitivity": lambda: figure_sensitivity_data(study, seed, impl),
-               "greedy": lambda: figure_greedy_data(study.base, study.greedy, impl)}[name]
+def cached_figure(name: str, study: StudyConfig, seed: int | None, impl: str = "auto",
+                  device: str = "cpu"):
+    """A figure's data through the on-disk cache (keyed by the study, seed, version and
+    device type)."""
+    dev = resolve_device(device)
+    compute = {"phase": lambda: figure_phase_data(study.phase, seed, impl, dev),
+               "trajectories": lambda: figure_trajectories_data(study, seed, impl, dev),
+               "height": lambda: figure_height_data(study, seed, impl, device=dev),
+               "sensitivity": lambda: figure_sensitivity_data(study, seed, impl, dev),
+               "greedy": lambda: figure_greedy_data(study.base, study.greedy, impl,
+                                                    device=dev)}[name]
     key_config = {"phase": study.phase, "greedy": (study.base, study.greedy)}.get(name, study)
     seed = None if name == "greedy" else seed  # the greedy design draws nothing
-    return cached(PAPER, name, key_config, -1 if seed is None else seed, CACHE_VERSION,
-                  compute)
+    return cached(PAPER, device_key(name, dev), key_config, -1 if seed is None else seed,
+                  CACHE_VERSION, compute)
 
 
-def _phase(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
-    f1 = cached_figure("phase", study, seed, impl)
+def _phase(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
+           device="cpu") -> None:
+    f1 = cached_figure("phase", study, seed, impl, device)
     ph = study.phase
     table.add("phase_boundary", f1["agreement"],
               f"{f1['n_far']} cells farther than one grid step from the line, L = 2, R = (0, "
@@ -83,8 +107,9 @@ def _phase(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
               f"and beta = 0 with gamma = {ph.myopic_gamma:g})")
 
 
-def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
-    f2 = cached_figure("trajectories", study, seed, impl)
+def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
+                  device="cpu") -> None:
+    f2 = cached_figure("trajectories", study, seed, impl, device)
     s, c = f2["summary"]["steady"], f2["summary"]["no_legup"]
     base = study.base
     table.add("steady_state_climbs", s["arrival"],
@@ -107,8 +132,9 @@ def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -
               f"(steady state: {s['total_a_plus']:.2f})")
 
 
-def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
-    f3 = cached_figure("height", study, seed, impl)
+def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
+            device="cpu") -> None:
+    f3 = cached_figure("height", study, seed, impl, device)
     ok = ((f3["final_level"] == f3["levels"]) & (f3["final_skill"] >= f3["target"] - 1e-6)
           & (f3["total_a_minus"] <= 1e-6))
     detail = "; ".join(f"M={r.target:g}: L={r.levels}, level {r.final_level}, skill "
@@ -118,8 +144,9 @@ def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None
               f"final skill >= M - 1e-6, gaming <= 1e-6: {detail}")
 
 
-def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
-    f4 = cached_figure("sensitivity", study, seed, impl)
+def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
+                 device="cpu") -> None:
+    f4 = cached_figure("sensitivity", study, seed, impl, device)
     gam, dlt = f4["gamma"], f4["delta"]
     base = study.base
     levels = gam["level_before_gaming"]
@@ -151,8 +178,9 @@ def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str) ->
               "climb; reported only")
 
 
-def _greedy(table: ClaimTable, study: StudyConfig, seed: int, impl: str) -> None:
-    f5 = cached_figure("greedy", study, None, impl)
+def _greedy(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
+            device="cpu") -> None:
+    f5 = cached_figure("greedy", study, None, impl, device)
     n_want = study.greedy.levels - 1
     diff = (f5["greedy"] - f5["steady_state"]).min() if len(f5) == n_want else -math.inf
     table.add("greedy_above_steady", float(diff),
@@ -173,24 +201,26 @@ PART_CLAIMS = {  # part -> (the claims it measures, the function that adds them)
 
 
 def claims_for(study: StudyConfig, seed: int = 0, impl: str = "auto",
-               parts: Sequence[str] = PARTS) -> list[Claim]:
+               parts: Sequence[str] = PARTS, device: str = "cpu") -> list[Claim]:
     """The claims for an explicit study (the mutation tests switch the pitfalls on).
 
     ``parts`` picks which figures to compute (all by default); each figure's data is cached.
     A part whose computation raises (a solver that did not converge, a bad input) yields its
     claims as failed (NaN) with the error in the note.
     """
+    dev = resolve_device(device)
     bad = set(parts) - set(PARTS)
     if bad:
         raise ValueError(f"parts must be among {PARTS}, got {sorted(bad)}")
-    statement, op, _, expected = CLAIM_SPECS["steady_state_climbs"]
+    statement, op, _, expected, role = CLAIM_SPECS["steady_state_climbs"]
     specs = {**CLAIM_SPECS,  # the arrival budget 2(L-1) follows the study's ladder
-             "steady_state_climbs": (statement, op, 2.0 * (study.base.levels - 1), expected)}
+             "steady_state_climbs": (statement, op, 2.0 * (study.base.levels - 1), expected,
+                                     role)}
     table = ClaimTable(PAPER, specs)
     for part in PARTS:
         if part in parts:
             names, measure = PART_CLAIMS[part]
             with table.guard(names):
-                measure(table, study, seed, impl)
+                measure(table, study, seed, impl, dev)
     return [c if math.isnan(c.measured) else replace(c, note=f"{c.note}; {SOLVER_NOTE}")
             for c in table.claims]

@@ -70,7 +70,7 @@ def phase_configs(ph: PhaseConfig, seed: int | None = None) -> pd.DataFrame:
 
 
 def figure_phase_data(ph: PhaseConfig | None = None, seed: int | None = None,
-                      impl: str = "auto") -> dict:
+                      impl: str = "auto", device=None) -> dict:
     """F1: the optimal first action at (level 1, x0 = 0) on the (c-/c+, beta*gamma) grid.
 
     One batched solve over every cell (``n_ratio * (n_discount + 1)`` configurations).
@@ -84,16 +84,19 @@ def figure_phase_data(ph: PhaseConfig | None = None, seed: int | None = None,
                             design="custom", custom_thresholds=(ph.threshold,), x0=0.0,
                             nx=ph.nx, na=ph.na, exact_gaps=ph.exact_gaps)
             for r in cells.itertuples()]
-    ladder = make_ladder(cfgs)
+    ladder = make_ladder(cfgs, device)
     if ph.backups:
         sol = truncated_vi(ladder, ph.backups, impl)
     else:
         sol = solve(ladder, impl=impl)
     n = ladder.batch
-    first = act(sol, torch.ones(n, dtype=torch.long), torch.zeros(n, dtype=DTYPE))
-    cells["a_plus"] = first.a_plus.numpy()
-    cells["a_minus"] = first.a_minus.numpy()
-    cells["action"] = classify(first.a_plus, first.a_minus)
+    dev = ladder.grid.device
+    first = act(sol, torch.ones(n, dtype=torch.long, device=dev),
+                torch.zeros(n, dtype=DTYPE, device=dev))
+    a_plus, a_minus = first.a_plus.cpu(), first.a_minus.cpu()
+    cells["a_plus"] = a_plus.numpy()
+    cells["a_minus"] = a_minus.numpy()
+    cells["action"] = classify(a_plus, a_minus)
     line = 1.0 - cells["beta_gamma"]
     cells["predicted"] = np.where(cells["ratio"] > line, "honest", "gaming")
     cells["agree"] = cells["action"] == cells["predicted"]
@@ -119,6 +122,7 @@ def _draw_x0(study: StudyConfig, cfg: PromotionConfig, seed: int | None, salt: i
 def trajectory_frame(tr: dict[str, torch.Tensor], b: int) -> pd.DataFrame:
     """One configuration's trajectory as a DataFrame with ``t = 0..T`` (actions NaN-free:
     the last row repeats zero effort, it is the state after the horizon)."""
+    tr = {k: v.cpu() for k, v in tr.items()}
     horizon = tr["a_plus"].shape[1]
     pad = torch.zeros(1, dtype=DTYPE)
     return pd.DataFrame({
@@ -171,7 +175,7 @@ DESIGN_TITLES = {"steady": "(a) steady state mu_l = delta l/(1-gamma)",
 
 
 def figure_trajectories_data(study: StudyConfig | None = None, seed: int | None = None,
-                             impl: str = "auto") -> dict:
+                             impl: str = "auto", device=None) -> dict:
     """F2: trajectories under the three designs, one batched solve (they share L).
 
     Returns ``{"frames": {design: DataFrame(t, level, skill, a_plus, a_minus)},
@@ -181,7 +185,7 @@ def figure_trajectories_data(study: StudyConfig | None = None, seed: int | None 
     study.validate()
     x0 = _draw_x0(study, study.base, seed, 2)
     designs = trajectory_designs(study, x0)
-    sol = solve(make_ladder(list(designs.values())), impl=impl)
+    sol = solve(make_ladder(list(designs.values()), device), impl=impl)
     tr = simulate(sol)
     frames = {k: trajectory_frame(tr, b) for b, k in enumerate(designs)}
     return {"frames": frames,
@@ -191,7 +195,8 @@ def figure_trajectories_data(study: StudyConfig | None = None, seed: int | None 
 
 
 def figure_height_data(study: StudyConfig | None = None, seed: int | None = None,
-                       impl: str = "auto", progress: Callable | None = None) -> pd.DataFrame:
+                       impl: str = "auto", progress: Callable | None = None,
+                       device=None) -> pd.DataFrame:
     """F3: for each target skill ``M``, the steady-state ladder with
     ``L = ceil((1-gamma) M/delta) + 1`` levels; final level and skill of the optimal agent.
 
@@ -205,7 +210,7 @@ def figure_height_data(study: StudyConfig | None = None, seed: int | None = None
         levels = levels_for_target(m, base.gamma, base.delta)
         cfg = replace(base, levels=levels, horizon=max(base.horizon, 2 * (levels - 1) + 10))
         cfg = replace(cfg, x0=_draw_x0(study, cfg, seed, 10 + i))
-        sol = solve(make_ladder([cfg]), impl=impl)
+        sol = solve(make_ladder([cfg], device), impl=impl)
         s = trajectory_summary(trajectory_frame(simulate(sol), 0), cfg)
         rows.append({"target": float(m), "levels": levels, "x0": cfg.x0, **s})
         if progress is not None:
@@ -238,7 +243,7 @@ def held_level(level: torch.Tensor, skill: torch.Tensor, mu: torch.Tensor,
 
 
 def figure_sensitivity_data(study: StudyConfig | None = None, seed: int | None = None,
-                            impl: str = "auto") -> dict:
+                            impl: str = "auto", device=None) -> dict:
     """F4: a FIXED ladder and reward schedule (the base design, ``sens_levels`` levels),
     sweeping gamma (delta fixed) and delta (gamma fixed); one batched solve for both sweeps.
 
@@ -267,8 +272,8 @@ def figure_sensitivity_data(study: StudyConfig | None = None, seed: int | None =
     gammas, deltas = jittered(study.gammas, 0), jittered(study.deltas, 1)
     cfgs = ([replace(ladder_cfg, gamma=x) for x in gammas]
             + [replace(ladder_cfg, delta=x) for x in deltas])
-    sol = solve(make_ladder(cfgs), impl=impl)
-    tr = simulate(sol)
+    sol = solve(make_ladder(cfgs, device), impl=impl)
+    tr = {k: v.cpu() for k, v in simulate(sol).items()}
     mu_t = torch.tensor(mu, dtype=DTYPE)[None, :].expand(len(cfgs), -1)
     held = held_level(tr["level"][:, -1], tr["skill"][:, -1], mu_t, base.tol)
     before = level_before_gaming(tr["level"], tr["a_minus"])
@@ -290,7 +295,7 @@ def figure_sensitivity_data(study: StudyConfig | None = None, seed: int | None =
 
 def figure_greedy_data(base: PromotionConfig | None = None,
                        greedy: GreedyConfig | None = None, impl: str = "auto",
-                       progress: Callable | None = None) -> pd.DataFrame:
+                       progress: Callable | None = None, device=None) -> pd.DataFrame:
     """F5: raise each ``mu_l`` (in order) as far as the best response stays honest promotion.
 
     For level ``l`` the ladder is truncated at ``l + 1`` levels with ``mu_1..mu_{l-1}`` fixed;
@@ -313,7 +318,8 @@ def figure_greedy_data(base: PromotionConfig | None = None,
         cand = lo + step * np.linspace(0.25, greedy.max_step, greedy.candidates)
         cfgs = [replace(base, levels=ell + 1, design="custom",
                         custom_thresholds=(*chosen, float(c))) for c in cand]
-        tr = simulate(solve(make_ladder(cfgs), impl=impl))
+        sol = solve(make_ladder(cfgs, device), impl=impl)
+        tr = {k: v.cpu() for k, v in simulate(sol).items()}
         ok = ((tr["level"][:, -1] == ell + 1) & (tr["a_minus"].sum(dim=1) <= EPS_ACTION))
         if not bool(ok.any()):
             break

@@ -117,7 +117,7 @@ def act(sol: Solution, level: torch.Tensor, x: torch.Tensor) -> Actions:
     lvl0 = (level - 1).long()
     xq = x.to(DTYPE)[:, None, None].expand(-1, lad.levels, 1).contiguous()
     _, best = backup(lad, sol.value, xq, impl=sol.impl)
-    cand = best[torch.arange(lad.batch), lvl0, 0]
+    cand = best[torch.arange(lad.batch, device=best.device), lvl0, 0]
     return decode(lad, cand, x.to(DTYPE), lvl0)
 
 
@@ -126,11 +126,12 @@ def simulate(sol: Solution, x0: torch.Tensor | None = None,
     """Trajectories of the optimal agent from level 1: ``level [B, T+1]`` (1-based),
     ``skill [B, T+1]``, ``a_plus``, ``a_minus``, ``payoff`` ``[B, T]``."""
     lad = sol.ladder
+    dev = lad.grid.device
     if x0 is None:
         x0 = torch.tensor([c.x0 for c in lad.configs], dtype=DTYPE)
     horizon = horizon or max(c.horizon for c in lad.configs)
-    level = torch.ones(lad.batch, dtype=torch.long)
-    x = x0.to(DTYPE).clone()
+    level = torch.ones(lad.batch, dtype=torch.long, device=dev)
+    x = x0.to(device=dev, dtype=DTYPE).clone()
     out = {"level": [level], "skill": [x], "a_plus": [], "a_minus": [], "payoff": []}
     for _ in range(horizon):
         a = act(sol, level, x)

@@ -41,7 +41,7 @@ exact policy evaluation), ``simulator`` (the heterogeneous process, common rando
 ``experiments`` (config and F1-F3 data), ``robustness`` (F4), ``claims``.
 """
 
-from .claims import PAPER, SPECS, claims, claims_for, misspec_claims
+from .claims import CLAIM_SPECS, PAPER, SPECS, claims, claims_for, misspec_claims
 from .dp import (
     DPResult,
     continuation_values,
@@ -94,7 +94,8 @@ from .simulator import (
 )
 
 __all__ = [
-    "DPResult", "DTYPE", "FAMILIES", "PAPER", "POLICIES", "POLICY_LABELS", "Population",
+    "CLAIM_SPECS", "DPResult", "DTYPE", "FAMILIES", "PAPER", "POLICIES", "POLICY_LABELS",
+    "Population",
     "RecruitmentConfig", "SCALES", "SPECS", "SPEC_PMF", "SpendRule", "brute_force_allocation",
     "capacity_pmf", "claims", "claims_for", "config_for", "continuation_values",
     "dp_runtime_data", "draw_population", "evaluate_policy", "expected_recruits",

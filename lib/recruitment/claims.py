@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 
 from .experiments import (
     RecruitmentConfig,
@@ -20,48 +21,78 @@ from .simulator import POLICIES
 PAPER = "recruitment"
 LOSS_FLOOR = 1e-12  # a loss below this is float rounding: the policy did not change
 
-#: name -> (statement, op, threshold, expected); ``{b}`` / ``{t}`` are the budget and rounds
-#: the claim is measured at.
+#: name -> (statement, op, threshold, expected, role); ``{b}`` / ``{t}`` are the budget and
+#: rounds the claim is measured at, a ``None`` threshold is that budget. Roles: the abstract's
+#: results are the exact single-round greedy, the surrogate-DP planner beating the baselines
+#: and the multi-round misspecification bound with its "tight" frontier term (headlines);
+#: the exact DP, its saving of coupons and the surrogate's prediction of the heterogeneous
+#: process are what the planner rests on (mechanism); the bound's monotonicity in eps is an
+#: exact, seed-independent fact (check).
 SPECS = {
-    "greedy_exact": ("Single-round greedy on marginal survival probabilities is exact",
-                     "<=", 1e-9, True),
-    "dp_beats_fixed3": ("The surrogate-DP policy recruits >= 1.1x the fixed-3-coupon norm at "
-                        "B={b}, T={t}", ">=", 1.1, True),
-    "dp_beats_spend_all": ("The surrogate-DP policy recruits >= 1.5x spend-all-now at B={b}, "
-                           "T={t}", ">=", 1.5, True),
-    "dp_vs_baselines": ("The DP policy is >= every baseline - 2 SE at every budget",
-                        ">=", 0.0, True),
+    "greedy_exact": ("\"The single-round allocation problem admits an exact greedy solution "
+                     "based on marginal survival probabilities\": greedy equals brute force",
+                     "<=", 1e-9, True, "headline"),
+    "dp_beats_fixed3": ("Evaluated \"on real-world inspired recruitment scenarios\", the "
+                        "surrogate-DP policy recruits >= 1.1x the fixed-3-coupon norm at "
+                        "B={b}, T={t}", ">=", 1.1, True, "headline"),
+    "dp_beats_spend_all": ("Evaluated \"on real-world inspired recruitment scenarios\", the "
+                           "surrogate-DP policy recruits >= 1.5x spend-all-now at B={b}, "
+                           "T={t}", ">=", 1.5, True, "headline"),
+    "dp_vs_baselines": ("The DP \"planning algorithm\" is >= every baseline - 2 SE at every "
+                        "budget", ">=", 0.0, True, "headline"),
     "dp_saves_budget": ("The DP saves coupons for fresh recruits (first-round spend < B at "
-                        "B={b})", "<", None, True),
+                        "B={b})", "<", None, True, "mechanism"),
     "dp_matches_mc": ("The DP value equals the Monte Carlo value of its own policy "
-                      "(homogeneous model)", "<=", 3.0, True),
+                      "(homogeneous model)", "<=", 3.0, True, "mechanism"),
     "surrogate_heterogeneous": ("The homogeneous surrogate predicts the value of its policy in "
-                                "the heterogeneous process within 10%", "<=", 0.10, False),
-    "misspec_within_bound": ("The loss from planning with a misspecified pmf stays below the "
-                             "frontier + transition error bound (eps > 0, loss > 0 on most "
-                             "cases)", "<=", 0.0, True),
-    "misspec_frontier_tight": ("The bound (single-round frontier term + transition term) is "
-                               "tight: it overstates the realised loss at most 2x", "<=", 2.0,
-                               False),
-    "bound_monotone": ("The robustness bound is non-decreasing in eps", ">=", -1e-12, True),
+                                "the heterogeneous process within 10%", "<=", 0.10, False,
+                                "mechanism"),
+    "misspec_within_bound": ("\"A multi-round error bound that decomposes into a ... "
+                             "single-round frontier error and a population-level transition "
+                             "error\": the loss from planning with a misspecified pmf stays "
+                             "below the frontier + transition error bound (eps > 0, loss > 0 "
+                             "on most cases)", "<=", 0.0, True, "headline"),
+    "misspec_frontier_tight": ("\"A tight single-round frontier error\": the bound (single-"
+                               "round frontier term + transition term) is tight: it overstates "
+                               "the realised loss at most 2x", "<=", 2.0, False, "headline"),
+    "bound_monotone": ("The robustness bound is non-decreasing in eps", ">=", -1e-12, True,
+                       "check"),
 }
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def headline_budget(cfg: RecruitmentConfig) -> int:
+    """The headline budget: the configured one when F2 sweeps it, else F2's middle budget."""
+    return cfg.budget if cfg.budget in cfg.budgets else cfg.budgets[len(cfg.budgets) // 2]
 
 
-def claims_for(cfg: RecruitmentConfig, seed: int = 0) -> list[Claim]:
+def specs_for(cfg: RecruitmentConfig) -> dict[str, tuple[str, str, float, bool, str]]:
+    """The spec rows with the statements and the ``None`` threshold filled in for ``cfg``."""
+    b_head = headline_budget(cfg)
+    return {name: (statement.format(b=b_head, t=cfg.rounds), op,
+                   b_head if threshold is None else threshold, expected, role)
+            for name, (statement, op, threshold, expected, role) in SPECS.items()}
+
+
+#: The rows at quick scale (static: the same names, expected flags and roles at every scale).
+CLAIM_SPECS = specs_for(config_for("quick"))
+
+
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed`` on ``device``: the DP
+    tables (through the PGF kernel, ``impl="auto"``) and the Monte Carlo simulations live
+    there; random draws come from CPU generators and are moved to it. F1 (greedy against
+    brute-force enumeration on small random instances) always runs on the CPU."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, device=dev)
+
+
+def claims_for(cfg: RecruitmentConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
     """The claims for an explicit config (the mutation tests flip ``tail``, ``allow_save``,
     ``misspec_terms``)."""
-    f2 = figure_value_vs_budget_data(cfg, seed)
-    # the headline budget: the configured one when F2 sweeps it, else F2's middle budget
-    b_head = cfg.budget if cfg.budget in cfg.budgets else cfg.budgets[len(cfg.budgets) // 2]
-    specs = {name: (statement.format(b=b_head, t=cfg.rounds), op,
-                    b_head if threshold is None else threshold, expected)
-             for name, (statement, op, threshold, expected) in SPECS.items()}
-    table = ClaimTable(PAPER, specs)
+    dev = resolve_device(device)
+    f2 = figure_value_vs_budget_data(cfg, seed, device=dev)
+    b_head = headline_budget(cfg)
+    table = ClaimTable(PAPER, specs_for(cfg))
 
     f1 = figure_greedy_data(seed)
     table.add("greedy_exact", f1["max_gap"], note=(
@@ -83,14 +114,14 @@ def claims_for(cfg: RecruitmentConfig, seed: int = 0) -> list[Claim]:
     table.add("dp_saves_budget", first, note=(
         f"optimal first spend {first} of {b_head}; spec prototype 6 of 20"))
 
-    f3 = figure_dp_vs_mc_data(cfg, seed)
+    f3 = figure_dp_vs_mc_data(cfg, seed, device=dev)
     stress = f3["rows"][-1]
     table.add("dp_matches_mc", max(abs(r["z"]) for r in f3["rows"]), note=(
         f"max |DP - MC| / SE over B in {list(cfg.budgets)} from (B, m0={cfg.m0}) and the "
         f"stress state (round {stress['round'] + 1}, b={stress['budget']}, "
         f"m={stress['m0']}); {cfg.mc_reps} runs each"))
 
-    het = figure_heterogeneous_data(cfg, seed)
+    het = figure_heterogeneous_data(cfg, seed, device=dev)
     rel = abs(het["surrogate"] - het["mc"]) / het["mc"]
     table.add("surrogate_heterogeneous", rel, note=(
         f"surrogate {het['surrogate']:.3f} vs MC {het['mc']:.3f} ± {het['se']:.3f} "
@@ -98,14 +129,14 @@ def claims_for(cfg: RecruitmentConfig, seed: int = 0) -> list[Claim]:
         "predicts, because greedy targets the high-capacity people of a heterogeneous "
         "frontier, which the i.i.d. surrogate cannot see; derived, soft target"))
 
-    misspec_claims(table, cfg)
+    misspec_claims(table, cfg, dev)
     return table.claims
 
 
-def misspec_claims(table: ClaimTable, cfg: RecruitmentConfig) -> None:
+def misspec_claims(table: ClaimTable, cfg: RecruitmentConfig, device="cpu") -> None:
     """F4's claims: the bound holds (on a sweep where misspecification changes decisions),
     how tight it is, and that it grows with eps. Exact and seed-independent."""
-    f4 = figure_misspec_data(cfg)
+    f4 = figure_misspec_data(cfg, device)
     cases = [r for r in f4["rows"] if r["eps"] > 0]
     lossy = [r for r in cases if r["loss"] > LOSS_FLOOR]
     shortcut = "exact policy evaluation by the DP in the homogeneous model (no Monte Carlo)"

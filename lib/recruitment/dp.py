@@ -46,28 +46,29 @@ def recruit_tables(pmf: torch.Tensor, budget: int, impl: str = "auto"):
     Returns ``([B+1, B+1], [B+1, B+1, B+1])`` indexed ``[m, s(, r)]``.
     """
     pmf = pmf.to(DTYPE)
+    dev = pmf.device
     k = pmf.numel() - 1
     length = budget + 1
     # pmf of min(kk, C) for kk = 0..K, lumped at `budget` (so also valid when budget < K)
-    kk = torch.arange(k + 1)
-    per_person = torch.zeros(k + 1, length, dtype=DTYPE, device=pmf.device)
+    kk = torch.arange(k + 1, device=dev)
+    per_person = torch.zeros(k + 1, length, dtype=DTYPE, device=dev)
     for c in range(k + 1):
-        per_person[:, :].index_put_((kk, torch.clamp(torch.minimum(kk, torch.tensor(c)),
-                                                     max=budget)),
+        per_person[:, :].index_put_((kk, kk.clamp(max=min(c, budget))),
                                     pmf[c].expand(k + 1), accumulate=True)
     powers = pgf_pow_table(per_person, budget, impl=impl)  # [K+1, B+1, B+1]
-    ess = torch.cat([torch.zeros(1, dtype=DTYPE), marginals(pmf).cumsum(0)])  # E min(k,C)
+    ess = torch.cat([torch.zeros(1, dtype=DTYPE, device=dev),
+                     marginals(pmf).cumsum(0)])  # E min(k,C)
 
-    m = torch.arange(1, length)[:, None].expand(-1, length)  # [B, B+1]
-    s = torch.arange(length)[None, :].expand(budget, -1)
+    m = torch.arange(1, length, device=dev)[:, None].expand(-1, length)  # [B, B+1]
+    s = torch.arange(length, device=dev)[None, :].expand(budget, -1)
     q, r = s // m, s % m
     lo, hi = q.clamp(max=k), (q + 1).clamp(max=k)
     dist = pgf_mul(powers[lo, m - r].reshape(-1, length), powers[hi, r].reshape(-1, length),
                    impl=impl).reshape(budget, length, length)
     exp_now = (m - r) * ess[lo] + r * ess[hi]
-    dead = torch.zeros(1, length, length, dtype=DTYPE)
+    dead = torch.zeros(1, length, length, dtype=DTYPE, device=dev)
     dead[..., 0] = 1.0  # m = 0: nobody to recruit
-    return (torch.cat([torch.zeros(1, length, dtype=DTYPE), exp_now.to(DTYPE)]),
+    return (torch.cat([torch.zeros(1, length, dtype=DTYPE, device=dev), exp_now.to(DTYPE)]),
             torch.cat([dead, dist]))
 
 
@@ -79,8 +80,8 @@ def continuation_values(v_next: torch.Tensor, tail: str = "lump") -> torch.Tenso
     that mass away (``W = 0`` for ``r > b'``); it exists for the mutation test.
     """
     size = v_next.shape[0]
-    b = torch.arange(size)[:, None]
-    r = torch.arange(size)[None, :]
+    b = torch.arange(size, device=v_next.device)[:, None]
+    r = torch.arange(size, device=v_next.device)[None, :]
     capped = v_next.gather(1, torch.minimum(r, b).expand(size, size))
     if tail == "lump":
         return capped
@@ -108,8 +109,8 @@ def _q_values(exp_now, dist, v_next, discount, tail):
     size = exp_now.shape[0]
     w = continuation_values(v_next, tail)  # [b', r]
     cont = torch.einsum("msr,pr->msp", dist, w)  # [m, s, b']
-    b = torch.arange(size)[:, None]
-    s = torch.arange(size)[None, :]
+    b = torch.arange(size, device=exp_now.device)[:, None]
+    s = torch.arange(size, device=exp_now.device)[None, :]
     cont_bs = cont[:, s.expand(size, size), (b - s).clamp(min=0)]  # [m, b, s]
     q = exp_now[:, None, :] + discount * cont_bs
     q = q.permute(1, 0, 2)  # [b, m, s]
@@ -118,25 +119,28 @@ def _q_values(exp_now, dist, v_next, discount, tail):
 
 def surrogate_dp(pmf: Sequence[float] | torch.Tensor, budget: int, rounds: int,
                  discount: float = 1.0, allow_save: bool = True, tail: str = "lump",
-                 impl: str = "auto") -> DPResult:
+                 impl: str = "auto", device: str | torch.device | None = None) -> DPResult:
     """Exact DP over truncated PGFs for the homogeneous surrogate ``V_t(b, m)``.
 
     Tables cover every ``b <= budget`` and ``m <= budget`` (a larger frontier is capped at
     the budget: only ``b`` people can be served). ``allow_save=False`` forces ``s = b`` (the
     spend-everything pitfall); ``tail="drop"`` discards truncated mass (the other pitfall).
     Cost: ``O(K B)`` products for the powers, one batched product per (m, s), then
-    ``O(T B^4)`` multiply-adds for the expectations.
+    ``O(T B^4)`` multiply-adds for the expectations. The tables live on ``device`` (default:
+    the pmf's), so ``impl="auto"`` runs the PGF products through the Triton kernel on CUDA.
     """
     pmf = validate_pmf(pmf)
+    if device is not None:
+        pmf = pmf.to(device)
     check_int("budget", budget, 0)
     check_int("rounds", rounds, 1)
     if not 0 < discount <= 1:
         raise ValueError(f"discount must be in (0, 1], got {discount}")
     exp_now, dist = recruit_tables(pmf, budget, impl=impl)
     size = budget + 1
-    v_next = torch.zeros(size, size, dtype=DTYPE)
+    v_next = torch.zeros(size, size, dtype=DTYPE, device=pmf.device)
     values, spends = [], []
-    s = torch.arange(size)
+    s = torch.arange(size, device=pmf.device)
     for _ in range(rounds):
         q = _q_values(exp_now, dist, v_next, discount, tail)
         q[:, 0, 1:] = -math.inf  # an empty frontier can receive no coupons
@@ -162,9 +166,9 @@ def evaluate_policy(spend: torch.Tensor, pmf: torch.Tensor | None = None,
     if tables is None:
         if pmf is None:
             raise ValueError("evaluate_policy needs pmf or tables")
-        tables = recruit_tables(validate_pmf(pmf), size - 1, impl=impl)
+        tables = recruit_tables(validate_pmf(pmf).to(spend.device), size - 1, impl=impl)
     exp_now, dist = tables
-    v_next = torch.zeros(size, size, dtype=DTYPE)
+    v_next = torch.zeros(size, size, dtype=DTYPE, device=exp_now.device)
     out = []
     for t in reversed(range(rounds)):
         q = _q_values(exp_now, dist, v_next, discount, "lump")

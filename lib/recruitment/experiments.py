@@ -112,14 +112,15 @@ def _dirichlet(n: int, k: int, g: torch.Generator) -> torch.Tensor:
 
 
 def figure_value_vs_budget_data(cfg: RecruitmentConfig, seed: int = 0,
-                                policies: Sequence[str] = POLICIES, progress=None) -> dict:
+                                policies: Sequence[str] = POLICIES, progress=None,
+                                device: str | torch.device = "cpu") -> dict:
     """F2: Monte Carlo value of each policy at each budget, common random numbers.
 
     One DP at the largest budget covers every smaller one. Returns per-policy means and SEs
     and, against the DP, the paired differences and their SEs.
     """
     cfg.validate()
-    base = cfg.base_pmf()
+    base = cfg.base_pmf().to(device)
     pbar = population_pmf(base, cfg.heterogeneity)
     bmax = max(cfg.budgets)
     dp = surrogate_dp(pbar, bmax, cfg.rounds, cfg.discount, cfg.allow_save, cfg.tail)
@@ -149,14 +150,15 @@ def stress_state(dp: DPResult) -> tuple[int, int, int]:
     adds; checking the DP against Monte Carlo there exercises the truncation hardest.
     """
     rounds, size, _ = dp.value.shape
-    b = torch.arange(size)[:, None]
-    m = torch.arange(size)[None, :]
+    dev = dp.value.device
+    b = torch.arange(size, device=dev)[:, None]
+    m = torch.arange(size, device=dev)[None, :]
     best, arg = -1.0, (0, size - 1, 1)
     for t in range(rounds - 1):
         s = dp.spend[t]  # [b, m]
         left = (b - s).clamp(min=0)
         dist = dp.recruit_pmf[m.expand(size, size), s]  # [b, m, r]
-        beyond = torch.arange(size)[None, None, :] > left[..., None]
+        beyond = torch.arange(size, device=dev)[None, None, :] > left[..., None]
         worth = dp.value[t + 1][left, left]  # V_{t+1}(b', b')
         tail = (dist * beyond).sum(-1) * worth
         tail = torch.where((m >= 1) & (m <= b), tail, torch.zeros_like(tail))
@@ -174,14 +176,15 @@ def _z(diff: float, se: float) -> float:
     return 0.0 if abs(diff) <= 1e-9 else math.inf
 
 
-def figure_dp_vs_mc_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
+def figure_dp_vs_mc_data(cfg: RecruitmentConfig, seed: int = 0,
+                         device: str | torch.device = "cpu") -> dict:
     """F3 (left): DP value vs Monte Carlo of its policy in the homogeneous model it assumes.
 
     Checked from the start state ``(B, m0)`` for every budget of F2, and from the
     :func:`stress_state`, where the lumped tail of the truncated PGF matters most.
     """
     cfg.validate()
-    pmf = population_pmf(cfg.base_pmf(), cfg.heterogeneity)
+    pmf = population_pmf(cfg.base_pmf().to(device), cfg.heterogeneity)
     bmax = max(cfg.budgets)
     dp = surrogate_dp(pmf, bmax, cfg.rounds, cfg.discount, cfg.allow_save, cfg.tail)
     g = generator(seed + 7919)
@@ -198,10 +201,11 @@ def figure_dp_vs_mc_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
     return {"rows": rows}
 
 
-def figure_heterogeneous_data(cfg: RecruitmentConfig, seed: int = 0) -> dict:
+def figure_heterogeneous_data(cfg: RecruitmentConfig, seed: int = 0,
+                              device: str | torch.device = "cpu") -> dict:
     """F3 (right): the surrogate's V(B, m0) vs Monte Carlo of its policy in the real process."""
     cfg.validate()
-    base = cfg.base_pmf()
+    base = cfg.base_pmf().to(device)
     pbar = population_pmf(base, cfg.heterogeneity)
     dp = surrogate_dp(pbar, cfg.budget, cfg.rounds, cfg.discount, cfg.allow_save, cfg.tail)
     g = generator(seed + 104729)

@@ -89,8 +89,8 @@ def population_pmf(base: torch.Tensor, heterogeneity: float, nodes: int = 48) ->
     if heterogeneity == 0:
         return base.clone()
     x, w = _hermite_nodes(nodes)
-    theta = torch.as_tensor(x * heterogeneity, dtype=base.dtype)
-    weights = torch.as_tensor(w / w.sum(), dtype=base.dtype)
+    theta = torch.as_tensor(x * heterogeneity, dtype=base.dtype, device=base.device)
+    weights = torch.as_tensor(w / w.sum(), dtype=base.dtype, device=base.device)
     return (weights[:, None] * tilt(base, theta)).sum(0)
 
 

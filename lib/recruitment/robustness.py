@@ -47,11 +47,12 @@ def state_occupancy(spend: torch.Tensor, recruit_pmf: torch.Tensor, budget: int,
     """Exact distribution ``[T, B+1 (b), B+1 (m)]`` of the state in each round under a spend
     table, started at ``(budget, min(m0, budget))``; the next frontier is ``min(R, b - s)``."""
     rounds, size, _ = spend.shape
-    occ = torch.zeros(rounds, size, size, dtype=DTYPE)
+    dev = spend.device
+    occ = torch.zeros(rounds, size, size, dtype=DTYPE, device=dev)
     occ[0, budget, min(m0, budget)] = 1.0
-    b = torch.arange(size)[:, None, None]
-    m = torch.arange(size)[None, :, None]
-    r = torch.arange(size)[None, None, :]
+    b = torch.arange(size, device=dev)[:, None, None]
+    m = torch.arange(size, device=dev)[None, :, None]
+    r = torch.arange(size, device=dev)[None, None, :]
     for t in range(rounds - 1):
         s = spend[t][..., None]  # [b, m, 1]
         left = (b - s).clamp(min=0)
@@ -65,8 +66,8 @@ def path_errors(spend: torch.Tensor, occ: torch.Tensor, true: DPResult, plan: DP
                 discount: float) -> tuple[float, float]:
     """``(sum_t disc^t E[dR], sum_t disc^{t+1} E[dP])`` along one policy's state path."""
     rounds, size, _ = spend.shape
-    m = torch.arange(size)[None, :].expand(size, size)
-    b = torch.arange(size)[:, None]
+    m = torch.arange(size, device=spend.device)[None, :].expand(size, size)
+    b = torch.arange(size, device=spend.device)[:, None]
     frontier = transition = 0.0
     for t in range(rounds):
         s = spend[t]
@@ -79,7 +80,7 @@ def path_errors(spend: torch.Tensor, occ: torch.Tensor, true: DPResult, plan: DP
     return frontier, transition
 
 
-def figure_misspec_data(cfg: RecruitmentConfig) -> dict:
+def figure_misspec_data(cfg: RecruitmentConfig, device: str | torch.device = "cpu") -> dict:
     """F4: loss of planning with ``(1-eps) p + eps p_alt`` when ``p`` is true, and the bound.
 
     One sweep over ``cfg.misspec_eps`` per direction ``p_alt`` = all mass on a capacity in
@@ -87,10 +88,10 @@ def figure_misspec_data(cfg: RecruitmentConfig) -> dict:
     Carlo, so the loss carries no sampling noise and does not depend on the seed. Terms not in
     ``cfg.misspec_terms`` are left out of the bound (reported as 0): the mutation tests drop
     one. Rows: ``toward, eps, loss, frontier_term, transition_term, bound, worst_case_bound``
-    and the planner's first-round spend.
+    and the planner's first-round spend. The DP tables live on ``device``.
     """
     cfg.validate()
-    true = population_pmf(cfg.base_pmf(), cfg.heterogeneity)
+    true = population_pmf(cfg.base_pmf().to(device), cfg.heterogeneity)
     b, t, disc, m0 = cfg.budget, cfg.rounds, cfg.discount, min(cfg.m0, cfg.budget)
     best = surrogate_dp(true, b, t, disc)
     v_true = float(best.value[0, b, m0])
@@ -123,9 +124,10 @@ def worst_case_bound(true: DPResult, plan: DPResult, discount: float) -> float:
     ``(b, m, s)``: the largest gap in expected recruits and the largest total variation
     between the recruit pmfs truncated at ``b - s``."""
     rounds, size, _ = plan.value.shape
-    bb = torch.arange(size)[:, None, None]
-    mm = torch.arange(size)[None, :, None]
-    ss = torch.arange(size)[None, None, :]
+    dev = plan.value.device
+    bb = torch.arange(size, device=dev)[:, None, None]
+    mm = torch.arange(size, device=dev)[None, :, None]
+    ss = torch.arange(size, device=dev)[None, None, :]
     valid = (ss <= bb) & (mm >= 1) & (mm <= bb)  # reachable (b, m, s)
     if not valid.any():
         return 0.0
@@ -141,7 +143,7 @@ def _truncated_tv(p: torch.Tensor, q: torch.Tensor, level: torch.Tensor) -> torc
     """TV of ``min(R, level)`` under two pmfs ``[m, s, r]``, for levels ``[b, 1, s]``."""
     size = p.shape[-1]
     diff = p - q  # [m, s, r]
-    r = torch.arange(size)
+    r = torch.arange(size, device=p.device)
     head = (diff.abs()[None] * (r < level[..., None])).sum(-1)  # [b, m, s]
     tail_p = (p[None] * (r >= level[..., None])).sum(-1)
     tail_q = (q[None] * (r >= level[..., None])).sum(-1)

@@ -39,9 +39,11 @@ class Population:
 
 def draw_population(base: torch.Tensor, heterogeneity: float, reps: int, rounds: int,
                     slots: int, generator: torch.Generator) -> Population:
-    theta = heterogeneity * torch.randn(reps, rounds, slots, generator=generator, dtype=DTYPE)
+    """Draws on the (CPU) ``generator``, moved to ``base``'s device."""
+    theta = heterogeneity * torch.randn(reps, rounds, slots, generator=generator,
+                                        dtype=DTYPE).to(base.device)
     pmfs = tilt(base, theta)
-    u = torch.rand(reps, rounds, slots, 1, generator=generator, dtype=DTYPE)
+    u = torch.rand(reps, rounds, slots, 1, generator=generator, dtype=DTYPE).to(base.device)
     capacity = (pmfs.cumsum(-1) < u).sum(-1).clamp(max=base.numel() - 1)
     return Population(theta, capacity, pmfs)
 
@@ -77,10 +79,11 @@ def simulate(policy: str, pop: Population, budget: int, m0: int, rounds: int,
     reps, _, slots = pop.theta.shape
     k = pop.pmfs.shape[-1] - 1
     rule = spend_rules(dp, rounds)[policy]
-    b = torch.full((reps,), budget, dtype=torch.long)
-    m = torch.full((reps,), min(m0, slots), dtype=torch.long)
-    total = torch.zeros(reps, dtype=DTYPE)
-    slot = torch.arange(slots)
+    dev = pop.theta.device
+    b = torch.full((reps,), budget, dtype=torch.long, device=dev)
+    m = torch.full((reps,), min(m0, slots), dtype=torch.long, device=dev)
+    total = torch.zeros(reps, dtype=DTYPE, device=dev)
+    slot = torch.arange(slots, device=dev)
     for t in range(start_round, rounds):
         s = torch.minimum(torch.as_tensor(rule(t, b, m), dtype=torch.long), b)
         s = torch.where(m > 0, s, torch.zeros_like(s))

@@ -64,6 +64,7 @@ gradient descent, the L2 control), ``theory`` (closed forms, quadratic theory, e
 
 from icml26.spurious_dpo.claims import (
     CHANNEL_SPECS,
+    CLAIM_SPECS,
     IRREDUCIBLE_SPECS,
     NEURAL_SPECS,
     TIE_SPECS,
@@ -142,7 +143,8 @@ from icml26.spurious_dpo.theory import (
 )
 
 __all__ = [
-    "accuracy", "BatchedMLP", "CACHE_VERSION", "channel_claims", "CHANNEL_SPECS", "check_n",
+    "accuracy", "BatchedMLP", "CACHE_VERSION", "channel_claims", "CHANNEL_SPECS", "CLAIM_SPECS",
+    "check_n",
     "check_tie_fraction", "claims", "claims_for", "config_for", "cosine_causal", "DAVIDSON_NU",
     "Design", "dpo_loss", "DTYPE", "feature_dim", "figure_channels_data",
     "figure_irreducible_data", "figure_neural_data", "figure_theory_data", "figure_ties_data",

@@ -1,7 +1,8 @@
 """The claim table of ``icml26.spurious_dpo`` (F1-F4), measured on the figures' data.
 
 Each group (channels, irreducibility, ties, neural) has its spec rows ``{name: (statement,
-op, threshold, expected)}`` and one function measuring them; a group whose computation raises
+op, threshold, expected, role)}`` and one function measuring them (:data:`CLAIM_SPECS`: all
+of them, statements completed at quick scale); a group whose computation raises
 yields NaN claims (none holds) naming the error, so one failure never hides the others.
 Numbers a statement quotes (the n of a fit) are read from the config, never written twice.
 
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 from icml26.spurious_dpo import figures
 from icml26.spurious_dpo.model import SpuriousConfig, config_for, n_ties_for
 from icml26.spurious_dpo.theory import r_squared, r_squared_through_origin
@@ -29,21 +31,26 @@ from icml26.spurious_dpo.theory import r_squared, r_squared_through_origin
 PAPER = figures.PAPER
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
     """Every claim of the paper at ``scale``, recomputed (or read from the cache) for ``seed``.
+
+    ``device``: F4's MLPs are trained there (cached per device type); F1-F3 are damped-Newton
+    fits in float64 and closed forms, computed on the CPU whatever the device.
 
     ``scale="quick"``: the spec's setting with 1e5-pair population fits, 8 replicates for F2,
     4 for F3 and 3 small MLPs (CI). ``scale="paper"``: 1e6-pair population fits, n up to 3e5,
     32/16 replicates and bigger MLP runs (a patient CPU user; not run in CI).
     """
-    return claims_for(config_for(scale), seed)
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, device=dev)
 
 
-def claims_for(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
+def claims_for(cfg: SpuriousConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
     """The claims for an explicit config (mutation tests flip ``tie_equal_utility`` and
     ``leakage_regime``)."""
+    dev = resolve_device(device)
     return [*channel_claims(cfg, seed), *irreducible_claims(cfg, seed),
-            *tie_claims(cfg, seed), *neural_claims(cfg, seed)]
+            *tie_claims(cfg, seed), *neural_claims(cfg, seed, dev)]
 
 
 def _table(specs: dict, measure) -> list[Claim]:
@@ -65,26 +72,30 @@ def sci(n: int) -> str:
 
 CHANNEL_SPECS = {
     "mean_bias_theory": (
-        "The population DPO optimum puts theta_s1 = 2m/sigma^2 on a mean-biased spurious "
-        "feature (within 10%, m >= 0.25)", "<=", 0.10, True),
+        "\"Standard preference-learning objectives induce reliance on spurious features at the "
+        "population level through ... mean spurious bias\": the population DPO optimum puts "
+        "theta_s1 = 2m/sigma^2 on a mean-biased spurious feature (within 10%, m >= 0.25)",
+        "<=", 0.10, True, "headline"),
     "no_spurious_without_cause": (
         "Without mean bias or correlation (m = rho = 0) the population optimum puts no weight "
-        "on s (|theta_s| <= 0.03 at n = {n_population})", "<=", 0.03, True),
+        "on s (|theta_s| <= 0.03 at n = {n_population})", "<=", 0.03, True, "check"),
     "leakage_linear": (
-        "Near the reference, the weight leaked onto a correlated spurious feature is "
-        "proportional to rho (R^2 >= 0.98)", ">=", 0.98, True),
+        "\"... and causal-spurious correlation leakage\": near the reference, the weight leaked "
+        "onto a correlated spurious feature is proportional to rho (R^2 >= 0.98)", ">=", 0.98,
+        True, "headline"),
     "leakage_matches_linearised": (
         "Near the reference, leakage matches the linearised prediction (Sigma + lambda I)^-1 "
-        "mu within 15%", "<=", 0.15, True),
+        "mu within 15%", "<=", 0.15, True, "mechanism"),
     "leakage_vanishes": (
         "At exact convergence with every cause observed the leakage channel vanishes "
-        "(|theta_s2| <= 0.03)", "<=", 0.03, True),
+        "(|theta_s2| <= 0.03)", "<=", 0.03, True, "mechanism"),
     "hidden_cause_leaks": (
         "With one causal coordinate hidden, s becomes its proxy even at convergence "
-        "(theta_s2 >= 0.1 at rho = 1)", ">=", 0.1, True),
+        "(theta_s2 >= 0.1 at rho = 1)", ">=", 0.1, True, "mechanism"),
     "leakage_linearised_far": (
         "The linearised prediction also describes the spec's {far_steps}-step early stopping "
-        "(within 15%)", "<=", 0.15, False),
+        "(within 15%)", "<=", 0.15, False, "finding"),  # the spec's extension: the paper
+        # linearises near the reference only
 }
 
 
@@ -170,14 +181,16 @@ def _at(df, col, value, out):
 
 IRREDUCIBLE_SPECS = {
     "irreducible_bias": (
-        "theta_s1 does not shrink with data: |theta_s1(n = {n_max}) - theta_s1(pop)| <= 0.05",
-        "<=", 0.05, True),
+        "\"More data from the same training distribution fails to reduce the model's dependence "
+        "on spurious features\": theta_s1 does not shrink with data: |theta_s1(n = {n_max}) - "
+        "theta_s1(pop)| <= 0.05", "<=", 0.05, True, "headline"),
     "irreducible_ood_gap": (
-        "The ID-OOD accuracy gap under a flipped bias does not close with data (gap at "
-        "{n_max} >= 0.8x gap at {n_lo})", ">=", 0.8, True),
+        "\"An irreducible vulnerability to distribution shift\": the ID-OOD accuracy gap under a "
+        "flipped bias does not close with data (gap at {n_max} >= 0.8x gap at {n_lo})", ">=",
+        0.8, True, "headline"),
     "reducible_one_over_n": (
         "The estimation error |theta_n - theta_pop|^2 decays like 1/n (falls >= 5x from "
-        "n = {n_lo} to {n_hi})", ">=", 5.0, True),
+        "n = {n_lo} to {n_hi})", ">=", 5.0, True, "check"),
 }
 
 
@@ -218,26 +231,33 @@ def _irreducible_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
 
 
 TIE_SPECS = {
-    "ties_cut_30": ("Ties at 30% of the data cut |theta_s1| to <= 0.6x DPO's", "<=", 0.6, True),
-    "ties_cut_50": ("Ties at 50% of the data cut |theta_s1| to <= 0.4x DPO's", "<=", 0.4, True),
+    "ties_cut_30": ("Tie training \"selectively reduces spurious learning\": ties at 30% of the "
+                    "data cut |theta_s1| to <= 0.6x DPO's", "<=", 0.6, True, "headline"),
+    "ties_cut_50": ("Ties at 50% of the data cut |theta_s1| to <= 0.4x DPO's", "<=", 0.4, True,
+                    "mechanism"),
     "ties_keep_causal": (
-        "Tie training keeps the causal direction: cos(theta_c, w*) >= 0.99", ">=", 0.99, True),
+        "Tie training keeps the causal direction: cos(theta_c, w*) >= 0.99", ">=", 0.99, True,
+        "mechanism"),
     "ties_keep_accuracy": (
         "Tie training costs <= 1 point of causal accuracy on neutral pairs (m' = 0)",
-        ">=", -0.01, True),
+        ">=", -0.01, True, "mechanism"),
     "ties_help_ood": (
         "Ties at 30% raise accuracy under a flipped bias (m' = -m) by >= 3 points",
-        ">=", 0.03, True),
+        ">=", 0.03, True, "mechanism"),
     "ties_selective": (
-        "Ties are selective: at the same |theta_s| as plain L2, they avoid at least half of "
+        "Tie training \"selectively reduces spurious learning without degrading causal "
+        "learning\": ties are selective: at the same |theta_s| as plain L2, they avoid at least "
+        "half of "
         "the causal weight L2 gives up, (theta_c.w*(ties) - theta_c.w*(L2)) / "
-        "(theta_c.w*(DPO) - theta_c.w*(L2)) >= 0.5", ">=", 0.5, True),
+        "(theta_c.w*(DPO) - theta_c.w*(L2)) >= 0.5", ">=", 0.5, True, "headline"),
     "forced_labels_hurt": (
         "Naively feeding ties to DPO as wins/losses (labelled like every pair of the pipeline) "
         "forfeits the tie effect: at 30% ties, tie training beats it by >= 3 points of accuracy "
-        "under a flipped bias (m' = -m)", ">=", 0.03, True),
+        "under a flipped bias (m' = -m)", ">=", 0.03, True, "mechanism"),
     "ties_keep_causal_weight": (
-        "Ties do not shrink the causal weight: theta_c . w* >= 0.98x DPO's", ">=", 0.98, True),
+        "Tie training reduces spurious learning \"without degrading causal learning\": ties do "
+        "not shrink the causal weight: theta_c . w* >= 0.98x DPO's", ">=", 0.98, True,
+        "headline"),
 }
 
 
@@ -321,18 +341,19 @@ def _tie_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
 
 NEURAL_SPECS = {
     "neural_ties_cut": (
-        "Ties at 30% cut a 2-layer MLP reward's spurious sensitivity E|dr/ds1| by >= 30%",
-        "<=", 0.7, True),
+        "\"The benefits of tie training persist for neural networks\": ties at 30% cut a "
+        "2-layer MLP reward's spurious sensitivity E|dr/ds1| by >= 30%", "<=", 0.7, True,
+        "headline"),
 }
 
 
-def neural_claims(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
-    """F4's claim (reported; expected because it holds on seeds 0-4)."""
-    return _table(NEURAL_SPECS, lambda: _neural_rows(cfg, seed))
+def neural_claims(cfg: SpuriousConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
+    """F4's claim (reported; expected because it holds on seeds 0-4), MLPs on ``device``."""
+    return _table(NEURAL_SPECS, lambda: _neural_rows(cfg, seed, device))
 
 
-def _neural_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
-    rows = figures.figure_neural_data(cfg, seed)["rows"]
+def _neural_rows(cfg: SpuriousConfig, seed: int, device="cpu") -> list[tuple]:
+    rows = figures.figure_neural_data(cfg, seed, device=device)["rows"]
     dpo = rows[rows.tie_fraction == 0].sort_values("replicate")
     tie = rows[rows.tie_fraction > 0].sort_values("replicate")
     ratio = tie.sens_s1.to_numpy() / dpo.sens_s1.to_numpy()
@@ -343,3 +364,25 @@ def _neural_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
              f"{cfg.mlp_pairs} pairs, {cfg.mlp_steps} Adam steps) of sensitivity(ties) / "
              f"sensitivity(DPO), finite differences; causal sensitivity ratio "
              f"{causal.mean():.2f}; DPO held-out loss {test.mean():.3f}")]
+
+
+def _quick_specs() -> dict[str, tuple[str, str, float, bool, str]]:
+    """Every group's rows, statements completed for the quick config (as measured there)."""
+    cfg = config_for("quick")
+    lo, hi = cfg.decay_ns
+    numbers = {"n_population": sci(cfg.n_population), "far_steps": cfg.far_steps,
+               "n_max": sci(max(cfg.n_grid)), "n_lo": sci(lo), "n_hi": sci(hi)}
+    return {name: (statement.format(**numbers), *rest)
+            for specs in (CHANNEL_SPECS, IRREDUCIBLE_SPECS, TIE_SPECS, NEURAL_SPECS)
+            for name, (statement, *rest) in specs.items()}
+
+
+#: Every claim's row at quick scale (static: the same names, expected flags and roles at
+#: every scale). Roles: the abstract's results are the two population-level channels (mean
+#: bias, correlation leakage), the irreducible bias and OOD gap, tie training's selective cut
+#: of spurious weight without degrading the causal one, and its persistence for neural
+#: networks (headlines); the regimes of the leakage channel and the other tie effects are what
+#: these rest on (mechanism; leakage_linearised_far extends the paper's near-reference
+#: linearisation to the spec's far early stopping and fails there); the m = rho = 0 null and
+#: the 1/n decay of the estimation error are the controls (check).
+CLAIM_SPECS = _quick_specs()

@@ -40,10 +40,12 @@ def _frame(rows: list[dict]):
     return pd.DataFrame(rows)
 
 
-def _maybe_cached(key: str, cfg: SpuriousConfig, seed: int, use_cache: bool, compute):
+def _maybe_cached(key: str, cfg: SpuriousConfig, seed: int, use_cache: bool, compute,
+                  device="cpu"):
     if not use_cache:
         return compute()
-    return common.cached(PAPER, key, cfg, seed, CACHE_VERSION, compute)
+    return common.cached(PAPER, common.device_key(key, device), cfg, seed, CACHE_VERSION,
+                         compute)
 
 
 def figure_channels_data(cfg: SpuriousConfig, seed: int = 0, use_cache: bool = True) -> dict:
@@ -209,15 +211,18 @@ def _ties(cfg: SpuriousConfig, seed: int, extra_tie_losses: bool) -> dict:
     return {"rows": _frame(rows)}
 
 
-def figure_neural_data(cfg: SpuriousConfig, seed: int = 0, use_cache: bool = True) -> dict:
+def figure_neural_data(cfg: SpuriousConfig, seed: int = 0, use_cache: bool = True,
+                       device="cpu") -> dict:
     """F4: spurious sensitivity of MLP rewards trained by DPO vs DPO + ties at
-    ``mlp_tie_fraction`` (paired replicates). Returns ``{"rows": df, "loss_curve": tensor}``."""
+    ``mlp_tie_fraction`` (paired replicates), trained on ``device`` (cached per device type).
+    Returns ``{"rows": df, "loss_curve": tensor}``."""
     cfg.validate()
-    return _maybe_cached("neural", cfg, seed, use_cache, lambda: _neural(cfg, seed))
+    return _maybe_cached("neural", cfg, seed, use_cache, lambda: _neural(cfg, seed, device),
+                         device)
 
 
-def _neural(cfg: SpuriousConfig, seed: int) -> dict:
-    out = train_neural(cfg, seed, (0.0, cfg.mlp_tie_fraction))
+def _neural(cfg: SpuriousConfig, seed: int, device="cpu") -> dict:
+    out = train_neural(cfg, seed, (0.0, cfg.mlp_tie_fraction), device=device)
     rows = []
     for fi, f in enumerate(out["tie_fractions"]):
         for rep in range(cfg.mlp_replicates):

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from icml26.common import device_key
 from icml26.tpv.estimators import (
     flat_params,
     heff_trace,
@@ -29,7 +30,7 @@ from icml26.tpv.tracking import TRACKED, loss_record
 
 def figure_scatter_data(cfg: TPVConfig, seed: int = 0, progress=None,
                         perturbations: Sequence[str] = TRACKED, with_loss: bool = False,
-                        impl: str = "auto"):
+                        impl: str = "auto", device: str | torch.device = "cpu"):
     """F1: one row per (student, perturbation) with TPV on train and test inputs, their ratio
     and the student's generalization gap (test MSE - train MSE). ``with_loss`` adds the
     measured test-loss increase under the perturbation and its standard error
@@ -42,8 +43,8 @@ def figure_scatter_data(cfg: TPVConfig, seed: int = 0, progress=None,
         for depth in cfg.depths:
             for width in cfg.widths:
                 for n in cfg.n_trains:
-                    rec = student_record(cfg, teacher, width, depth, n, seed)
-                    loss = (loss_record(cfg, teacher, width, depth, n, seed, impl)
+                    rec = student_record(cfg, teacher, width, depth, n, seed, device)
+                    loss = (loss_record(cfg, teacher, width, depth, n, seed, impl, device)
                             if with_loss else {})
                     for p in perturbations:
                         row = {"teacher": teacher, "depth": depth, "width": width,
@@ -92,7 +93,8 @@ def quant_bits_rows(model: nn.Module, x: torch.Tensor, bits_sweep: Sequence[int]
 
 
 def figure_quant_bits_data(cfg: TPVConfig, seed: int = 0, widths: Sequence[int] | None = None,
-                           n_train: int | None = None, impl: str = "auto"):
+                           n_train: int | None = None, impl: str = "auto",
+                           device: str | torch.device = "cpu"):
     """F2: quantization TPV on ``cfg.mc_inputs`` training inputs against bits, trace form
     ``delta_b^2/12 Tr H_eff`` against Monte Carlo (``cfg.sweep_draws`` draws). One row per
     (width, bits); ``n_train`` defaults to the largest of ``cfg.n_trains``."""
@@ -103,7 +105,8 @@ def figure_quant_bits_data(cfg: TPVConfig, seed: int = 0, widths: Sequence[int] 
     rows = []
     for width in widths or cfg.widths:
         model, data, _ = train_student(cfg.claim_teacher, width, cfg.claim_depth, n_train,
-                                       seed, cfg.d, cfg.n_test, cfg.steps, cfg.lr)
+                                       seed, cfg.d, cfg.n_test, cfg.steps, cfg.lr,
+                                       device=device)
         rows += [{"width": width, **r} for r in
                  quant_bits_rows(model, data["X_train"][:cfg.mc_inputs], cfg.bits_sweep,
                                  cfg.sweep_draws, seed, impl)]
@@ -111,7 +114,7 @@ def figure_quant_bits_data(cfg: TPVConfig, seed: int = 0, widths: Sequence[int] 
 
 
 def quant_claim_data(cfg: TPVConfig, seed: int = 0, n_train: int | None = None,
-                     impl: str = "auto") -> list[dict]:
+                     impl: str = "auto", device: str | torch.device = "cpu") -> list[dict]:
     """The ``cfg.bits`` trace-vs-Monte-Carlo comparison on the first ``cfg.mc_inputs``
     training inputs, one row per width (cached; ``impl`` does not change the values).
     ``cfg.heff_source="reinit"`` computes the trace on a re-initialised network (pitfall)."""
@@ -125,7 +128,8 @@ def quant_claim_data(cfg: TPVConfig, seed: int = 0, n_train: int | None = None,
         out = []
         for width in cfg.widths:
             model, data, _ = train_student(cfg.claim_teacher, width, cfg.claim_depth, n_train,
-                                           seed, cfg.d, cfg.n_test, cfg.steps, cfg.lr)
+                                           seed, cfg.d, cfg.n_test, cfg.steps, cfg.lr,
+                                           device=device)
             x = data["X_train"][:cfg.mc_inputs]
             source = heff_network(model, cfg.heff_source, seed)
             trace = tpv_quant_trace(heff_trace(source, x),
@@ -135,4 +139,4 @@ def quant_claim_data(cfg: TPVConfig, seed: int = 0, n_train: int | None = None,
                         "rel_err": abs(trace / mc - 1.0)})
         return out
 
-    return cached("quant_claim", key, seed, compute)
+    return cached(device_key("quant_claim", device), key, seed, compute)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from icml26.common import check_int, generator
+from icml26.common import check_int, device_key, generator
 from icml26.tpv.estimators import MLP, check_pos, check_sparsity, layer_factors
 from icml26.tpv.estimators import neuron_output_change as _factor_change
 from icml26.tpv.students import cached, fit_full_batch
@@ -112,7 +112,9 @@ def train_digits(cfg: DigitsConfig, seed: int, use_cache: bool = True,
 
     key = {k: getattr(cfg, k) for k in ("hidden", "steps", "lr", "weight_decay",
                                          "test_fraction")}
-    state = cached("digits", key, seed, compute) if use_cache else compute()
+    # trained on the device, so cached per device type (CPU keys unchanged)
+    state = cached(device_key("digits", device), key, seed, compute) if use_cache \
+        else compute()
     m = MLP(sizes)
     m.load_state_dict(state)
     return m.to(device), data
@@ -238,13 +240,13 @@ def pruning_curve(model: MLP, data: dict[str, torch.Tensor], criterion: str,
 
 
 def figure_pruning_data(cfg: DigitsConfig, seed: int = 0, criteria: Sequence[str] = CRITERIA,
-                        metric: str | None = None):
+                        metric: str | None = None, device: str | torch.device = "cpu"):
     """F3: test loss and accuracy against neuron sparsity, one row per (criterion, sparsity).
     ``metric`` overrides ``cfg.metric`` for JBR (the notebook's logits-vs-Fisher ablation)."""
     import pandas as pd
 
     cfg.validate()
-    model, data = train_digits(cfg, seed)
+    model, data = train_digits(cfg, seed, device=device)
     rows = []
     for c in criteria:
         rows += pruning_curve(model, data, c, cfg.sparsities, seed, metric or cfg.metric,
@@ -252,13 +254,14 @@ def figure_pruning_data(cfg: DigitsConfig, seed: int = 0, criteria: Sequence[str
     return pd.DataFrame(rows)
 
 
-def pruning_claim_data(cfg: DigitsConfig, seed: int = 0) -> dict[str, dict]:
+def pruning_claim_data(cfg: DigitsConfig, seed: int = 0,
+                       device: str | torch.device = "cpu") -> dict[str, dict]:
     """Each criterion's row at ``cfg.claim_sparsity`` (the figure's schedule up to it), plus
-    the unpruned network under key ``"none"`` (cached)."""
+    the unpruned network under key ``"none"`` (cached per device type)."""
     cfg.validate()
 
     def compute():
-        model, data = train_digits(cfg, seed)
+        model, data = train_digits(cfg, seed, device=device)
         steps = sorted({0.0, cfg.claim_sparsity,
                         *[s for s in cfg.sparsities if s < cfg.claim_sparsity]})
         out = {}
@@ -268,4 +271,4 @@ def pruning_claim_data(cfg: DigitsConfig, seed: int = 0) -> dict[str, dict]:
             out["none"] = rows[0]
         return out
 
-    return cached("pruning_claim", cfg, seed, compute)
+    return cached(device_key("pruning_claim", device), cfg, seed, compute)

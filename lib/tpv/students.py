@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from icml26 import common
-from icml26.common import check_int, generator
+from icml26.common import check_int, device_key, generator
 from icml26.tpv.estimators import (
     MLP,
     LabelNoiseBasis,
@@ -205,7 +205,9 @@ def train_student(teacher: str, width: int, depth: int, n_train: int, seed: int,
         train_regression(model, data["X_train"], data["y_train"], steps, lr)
         return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
-    state = cached("student", key, seed, compute) if use_cache else compute()
+    # trained on the device, so cached per device type (CPU keys unchanged)
+    state = cached(device_key("student", device), key, seed, compute) if use_cache \
+        else compute()
     model = MLP.build(d, width, depth)
     model.load_state_dict(state)
     model.to(device)
@@ -277,7 +279,7 @@ def heff_network(model: MLP, heff_source: str, seed: int) -> MLP:
         raise ValueError(f"heff_source must be one of {HEFF_SOURCES}, got {heff_source!r}")
     if heff_source == "same":
         return model
-    return MLP(model.sizes, generator=generator(seed + 99991))
+    return MLP(model.sizes, generator=generator(seed + 99991)).to(flat_params(model).device)
 
 
 def student_tpv(model: MLP, data: dict[str, torch.Tensor], cfg: TPVConfig,
@@ -303,15 +305,16 @@ def record_key(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: in
 
 
 def student_record(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: int,
-                   seed: int) -> dict:
-    """One point of F1 (cached): losses, generalization gap and train/test trace-form TPVs."""
+                   seed: int, device: str | torch.device = "cpu") -> dict:
+    """One point of F1 (cached per device type): losses, generalization gap and train/test
+    trace-form TPVs."""
     key = record_key(cfg, teacher, width, depth, n_train)
 
     def compute():
         model, data, info = train_student(teacher, width, depth, n_train, seed, cfg.d,
-                                          cfg.n_test, cfg.steps, cfg.lr)
+                                          cfg.n_test, cfg.steps, cfg.lr, device=device)
         res = student_tpv(model, data, cfg, seed)
         return {**info, **res, "teacher": teacher, "width": width, "depth": depth,
                 "n_train": n_train}
 
-    return cached("record", key, seed, compute)
+    return cached(device_key("record", device), key, seed, compute)

@@ -29,7 +29,7 @@ import math
 import torch
 from torch.func import functional_call, vmap
 
-from icml26.common import config_hash, generator
+from icml26.common import config_hash, device_key, generator
 from icml26.kernels.quant_noise import quant_noise
 from icml26.tpv.estimators import (
     MLP,
@@ -57,11 +57,11 @@ def perturbation_draws(model: MLP, x_train: torch.Tensor, cfg: TPVConfig, pertur
     g = generator(seed)
     n = x_train.shape[0]
     fac = layer_factors(model, x_train)
-    z = torch.randn(draws, n, generator=g, dtype=torch.float64)
+    z = torch.randn(draws, n, generator=g, dtype=torch.float64).to(w.device)
     if perturbation == "sgd":
         return jacobian_transpose(fac, z * math.sqrt(cfg.sgd_lr / (cfg.sgd_batch * n))).float()
     gram = ntk_gram(fac, fac, dtype=torch.float64)
-    ridge = gram + n * cfg.label_lambda * torch.eye(n, dtype=torch.float64)
+    ridge = gram + n * cfg.label_lambda * torch.eye(n, dtype=torch.float64, device=w.device)
     alpha = torch.linalg.solve(ridge, cfg.label_sigma * z.T).T  # [draws, n]
     return jacobian_transpose(fac, alpha).float()
 
@@ -88,7 +88,8 @@ def loss_increase(model: MLP, x: torch.Tensor, y: torch.Tensor, du: torch.Tensor
 
 
 def loss_record(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: int,
-                seed: int, impl: str = "auto") -> dict[str, dict[str, float]]:
+                seed: int, impl: str = "auto", device: str | torch.device = "cpu"
+                ) -> dict[str, dict[str, float]]:
     """Measured test-loss increase of one F1 student under each tracked perturbation, with
     ``cfg.loss_pairs`` antithetic pairs on the first ``cfg.loss_inputs`` test inputs (cached):
     ``{perturbation: {"mean", "se"}}``. The noise of the estimate is in the draws of ``du``
@@ -100,7 +101,7 @@ def loss_record(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: i
 
     def compute():
         model, data, _ = train_student(teacher, width, depth, n_train, seed, cfg.d,
-                                       cfg.n_test, cfg.steps, cfg.lr)
+                                       cfg.n_test, cfg.steps, cfg.lr, device=device)
         out = {}
         for p in TRACKED:
             draw_seed = int(config_hash({**key, "seed": seed, "p": p}), 16) % 2**31
@@ -111,7 +112,7 @@ def loss_record(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: i
             out[p] = {"mean": mean, "se": se}
         return out
 
-    return cached("loss_increase", key, seed, compute)
+    return cached(device_key("loss_increase", device), key, seed, compute)
 
 
 def rank_correlation(a, b) -> float:
