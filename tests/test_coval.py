@@ -162,6 +162,7 @@ def test_claims_at_quick_scale(seed):
     assert all(not math.isnan(c.measured) for c in out.values())
 
 
+@pytest.mark.mutation("coval", "counterfactual_exact")
 def test_mutation_jittered_counterfactual_breaks_exactness(tmp_path, monkeypatch):
     """Mutation: cast the counterfactual from a moved sensor (5 cm): the scans then differ
     outside the shadow and counterfactual_exact must FAIL (not a near miss)."""
@@ -171,6 +172,28 @@ def test_mutation_jittered_counterfactual_breaks_exactness(tmp_path, monkeypatch
     bad = {c.name: c for c in coval.claims_for(replace(TINY, jitter=0.05), 0)}
     assert bad["counterfactual_exact"].expected and not bad["counterfactual_exact"].holds
     assert bad["counterfactual_exact"].measured > 0.01
+
+
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="--device"):
+        coval.claims(0, device="cuda")
+    with pytest.raises(ValueError, match="--device"):
+        coval.claims_for(TINY, 0, device="cuda")
+
+
+@pytest.mark.mutation("coval", "visibility_informative")
+def test_mutation_carving_channels_never_reach_the_model_fails_visibility(tmp_path,
+                                                                          monkeypatch):
+    """Mutation: the visibility flag is not passed through (every model sees the range
+    channel only): the seg-only model is the range-only control, the gain is exactly 0."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    orig = COVALConfig.train_config
+    monkeypatch.setattr(COVALConfig, "train_config",
+                        lambda self, variant: replace(orig(self, variant), visibility=False))
+    bad = {c.name: c for c in coval.claims_for(TINY, 0)}["visibility_informative"]
+    assert not bad.holds and bad.measured == 0.0, bad.note
 
 
 def test_a_failed_computation_gives_nan_claims(monkeypatch):

@@ -7,6 +7,7 @@ uniform); the slow tests train (or load from the run's cache) the quick-scale mo
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 import pytest
@@ -353,6 +354,25 @@ def test_ranking_by_abs_is_the_pitfall():
     assert fv.rank_heads(aie, "abs")[0] == (0, 0)
 
 
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="--device"):
+        fv.claims(0, device="cuda")
+    with pytest.raises(ValueError, match="--device"):
+        fv.claims_for(QUICK, 0, device="cuda")
+
+
+def test_claim_specs_are_static_rows_of_the_quick_scale():
+    assert list(fv.CLAIM_SPECS) == list(fv.SPECS)
+    for name, (statement, op, threshold, expected, role) in fv.CLAIM_SPECS.items():
+        assert (op, threshold, expected) == fv.SPECS[name][1:4] == (*fv.SPECS[name][1:3],
+                                                                    fv.EXPECTED[name])
+        assert statement.startswith(fv.SPECS[name][0])
+        assert (role == "headline") == ('("' in statement), name
+
+
+@pytest.mark.mutation("function_vectors", "icl_emerged")
 def test_tiny_training_feeds_the_whole_pipeline(tmp_path, monkeypatch):
     """Training is tested at tiny scale (the quick-scale models are shipped): a 30-step model
     goes through the cache and the claims; it has no ICL, so every claim fails, with reasons."""
@@ -422,6 +442,7 @@ def test_claims_are_reproducible():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("function_vectors", "additivity_margin")
 def test_mutation_per_prompt_weights_break_the_margin():
     """Per-prompt alpha fits the other-task control too: additivity_margin must fail."""
     cfg = dataclasses.replace(QUICK, additivity_weights="per_prompt")
@@ -431,6 +452,7 @@ def test_mutation_per_prompt_weights_break_the_margin():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("function_vectors", "zero_shot_context_control")
 def test_mutation_leaky_context_control_fails_the_control_claim():
     """Giving the layer-0 heads their TASK means (instead of the task-agnostic mean) leaks the
     task into the zero-shot context control: the control alone then raises accuracy."""
@@ -441,9 +463,13 @@ def test_mutation_leaky_context_control_fails_the_control_claim():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("function_vectors", "cie_top_effect", "replacement_shuffled",
+                      "replacement_zero_shot", "additivity_shared", "reweighting_in_context",
+                      "reweighting_vs_isolated", "reweighting_p")
 def test_mutation_abs_ranking_fails_the_joint_effect_and_gates_the_headline():
     """FV heads ranked by |AIE| (the layer-0 heads that erase x_q): their joint effect fails,
-    so do the transfers, and the headline claims are not measured on them (the gate)."""
+    so do the transfers, and the headline claims are not measured on them (the gate: NaN, so
+    they fail)."""
     by = {c.name: c for c in fv.claims_for(dataclasses.replace(QUICK, ranking="abs"), 0)}
     assert by["icl_emerged"].holds
     for name in ("cie_top_effect", "replacement_shuffled", "replacement_zero_shot"):
@@ -461,3 +487,54 @@ def test_mutation_without_tvp_no_function_vector():
     assert by["icl_emerged"].holds  # it learns ICL (1.00 on seed 0), but not an FV
     assert not by["cie_top_effect"].holds, by["cie_top_effect"]  # joint AIE -0.03 on seed 0
     assert all(math.isnan(by[name].measured) for name in fv.GATED)
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("function_vectors", "other_task_no_gain", "random_no_gain")
+def test_mutation_controls_that_install_the_task_fail_their_claims(monkeypatch):
+    """The controls' bugs: the "other task" drawn as the prompt's own task (a shift of 0), and
+    the "random" vectors skipped (the task mean itself installed): each control then raises
+    accuracy like the replacement and its claim fails. The intervention figure is recomputed
+    uncached; the claims are read with their spec rows."""
+    fc, ff, fi = (importlib.import_module(f"icml26.function_vectors.{m}")
+                  for m in ("claims", "figures", "interventions"))
+
+    def measured(name):
+        return spec_claim(name, fc._intervention_claims(QUICK, 0)[name][0])
+
+    monkeypatch.setattr(fc, "figure_interventions_data", ff._figure_interventions_data)
+    real = fi.intervene
+    monkeypatch.setattr(fi, "other_tasks", lambda task, gen: task)
+    other = measured("other_task_no_gain")
+    assert not other.holds, other
+    monkeypatch.setattr(fi, "other_tasks", fv.other_tasks)
+    def no_random(model, prompts, means, heads, kind="replace", **k):
+        return real(model, prompts, means, heads,
+                    {"random": "replace", "add_random": "add"}.get(kind, kind), **k)
+
+    monkeypatch.setattr(ff, "intervene", no_random)
+    rand = measured("random_no_gain")
+    assert not rand.holds, rand
+
+
+def spec_claim(name, measured):
+    """A claim measured outside ``claims_for``, read against its spec row."""
+    from icml26.claims import ClaimTable
+
+    return ClaimTable(fv.PAPER, fv.CLAIM_SPECS).add(name, measured)
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("function_vectors", "cie_concentrated")
+def test_mutation_reversed_ranking_fails_cie_concentrated(monkeypatch):
+    """The head ranking sorted the wrong way (the 3 heads of lowest AIE taken as the FV heads):
+    they carry none of the positive AIE and cie_concentrated fails (the cached CIE analysis
+    is reused; the share is recomputed uncached)."""
+    ff = importlib.import_module("icml26.function_vectors.figures")
+    plain = spec_claim("cie_concentrated", ff._figure_cie_data(QUICK, 0)["share"])
+    assert plain.holds, plain
+    real = ff.fv_cached
+    monkeypatch.setattr(ff, "fv_cached", lambda cfg, seed, model: {
+        **real(cfg, seed, model), "ranking": real(cfg, seed, model)["ranking"][::-1]})
+    bad = spec_claim("cie_concentrated", ff._figure_cie_data(QUICK, 0)["share"])
+    assert not bad.holds, bad

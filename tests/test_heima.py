@@ -220,6 +220,7 @@ def test_only_the_listed_claims_fail(seed):
 # mutation does: without the interpreter loss Heima's encoder IS the pause model's (same
 # seed, same data, same gradients), and with a detached state the whole model is.
 @pytest.mark.slow
+@pytest.mark.mutation("heima", "thinking_needs_decoder", "interpreter_reads_thinking")
 def test_mutation_dropping_the_interpreter_loss_fails_the_decoder_claims():
     cfg = heima.with_mutation(heima.config_for("quick"), "no_interpreter_loss")
     out = {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
@@ -230,6 +231,7 @@ def test_mutation_dropping_the_interpreter_loss_fails_the_decoder_claims():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("heima", "interpreter_reads_thinking")
 def test_mutation_detaching_the_thinking_state_fails_interpreter_reads_thinking():
     cfg = heima.with_mutation(heima.config_for("quick"), "detach")
     out = {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
@@ -237,6 +239,48 @@ def test_mutation_detaching_the_thinking_state_fails_interpreter_reads_thinking(
     assert c.expected and not c.holds, c.measured
     pause = heima.trained(cfg, "pause", 0)["eval"]
     assert c.measured == min(pause["real"])  # the detached model is the pause model
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("heima", "token_reduction", "accuracy_maintained", "beats_no_cot")
+def test_mutations_on_the_seed0_models(monkeypatch):
+    """On the quick-scale models of seed 0 (cached by the claims tests): the Heima row
+    evaluated on the CoT model (nothing compressed) fails token_reduction (ratio exactly 1);
+    the Heima row evaluated on the pause model (thinking tokens that carry nothing, what the
+    no-interpreter-loss mutation trains) fails accuracy_maintained and beats_no_cot.
+    (information_gap_control has no mutation here: with the shuffle left out, the states'
+    own reconstructions are at chance too at this budget, 0.149 / 0.122 vs 0.125, so the
+    control cannot fail at quick scale.)"""
+    cfg = heima.config_for("quick")
+    claims_mod = importlib.import_module("icml26.heima.claims")
+    real_trained = claims_mod.trained
+
+    def run(kinds, keys=None):
+        def patched(c, kind, seed, **k):
+            out = real_trained(c, kind, seed, **k)
+            if kind not in kinds:
+                return out
+            sub = real_trained(c, kinds[kind], seed, **k)["eval"]
+            return {**out, "eval": {**out["eval"], **{key: sub[key] for key in keys or sub}}}
+
+        monkeypatch.setattr(claims_mod, "trained", patched)
+        return {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
+
+    assert run({})["token_reduction"].holds
+    out = run({"heima": "cot"}, ("accuracy", "tokens_to_answer"))
+    assert not out["token_reduction"].holds and out["token_reduction"].measured == 1.0
+    out = run({"heima": "pause"})
+    for name in ("accuracy_maintained", "beats_no_cot"):
+        assert not out[name].holds, (name, out[name].note)
+
+
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="--device"):
+        heima.claims(0, device="cuda")
+    with pytest.raises(ValueError, match="--device"):
+        heima.claims_for(HeimaConfig(), 0, device="cuda")
 
 
 def test_a_failed_computation_gives_nan_claims(monkeypatch):

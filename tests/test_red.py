@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -188,6 +189,84 @@ def test_expected_claims_hold_except_the_blocking_one(seed):
     assert not bad, bad
     blocked = [c for c in out if c.name in red.BLOCKING]
     assert all(not c.holds for c in blocked) == (seed in BLOCKED_ON), blocked
+
+
+# quick-scale widths (d=128, d'=64, 4 layers) with a few steps: the claims whose thresholds do
+# not depend on training (the teacher's outlier channels, the Gaussian init's spectrum)
+MID = RedConfig(teacher_steps=3, text_batch=2, hop_batch=4, distill_steps=2, distill_batch=2,
+                checkpoints=1, eval_windows=4, eval_hops=8)
+
+
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="--device"):
+        red.claims(0, device="cuda")
+    with pytest.raises(ValueError, match="--device"):
+        red.claims_for(TINY, 0, device="cuda")
+
+
+@pytest.mark.mutation("red", "teacher_outliers")
+def test_mutation_teacher_without_outlier_channels_fails_teacher_outliers(tmp_path,
+                                                                          monkeypatch):
+    """The precondition fails for a teacher without outlier channels (the shipped quick-scale
+    teacher is one: max/median channel RMS 2.44) and holds once one residual channel of that
+    teacher is made an outlier (x30 in both embeddings), so the measurement sees an outlier
+    when there is one. Students from MID (only the teacher's claim is read)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    quick = replace(red.config_for("quick"), eval_hops=8)  # same teacher and windows
+    students = red.distilled(MID, 0)
+
+    def outliers():
+        data = {"teacher": red.teacher_stats(quick), "students": students}
+        return {c.name: c for c in red.claims_for(quick, 0, data=data)}["teacher_outliers"]
+
+    plain = outliers()
+    assert not plain.holds and plain.measured == pytest.approx(2.4389, abs=1e-3), plain.note
+    teacher = red.trained_teacher(quick)
+    with torch.no_grad():
+        teacher.tok.weight[:, 5] *= 30
+        teacher.pos.weight[:, 5] *= 30
+    exp = importlib.import_module("icml26.red.experiments")
+    monkeypatch.setattr(exp, "trained_teacher", lambda *a, **k: teacher)
+    outlier = outliers()
+    assert outlier.holds, outlier.note
+
+
+@pytest.mark.mutation("red", "gaussian_uneven")
+def test_mutation_orthogonalised_base_init_fails_gaussian_uneven(tmp_path, monkeypatch):
+    """The base method's random init silently orthonormalised (an orthogonal init for the
+    projection layers): its spectrum is flat, and gaussian_uneven fails (condition 1.0)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    plain = {c.name: c for c in red.claims_for(MID, 0)}["gaussian_uneven"]
+    assert plain.holds, plain.note
+    exp = importlib.import_module("icml26.red.experiments")
+    orig = exp.init_projection
+    monkeypatch.setattr(exp, "init_projection", lambda init, *a: orig(
+        "orthogonal" if init == "gaussian" else init, *a))
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "orthogonal"))
+    bad = {c.name: c for c in red.claims_for(MID, 0)}["gaussian_uneven"]
+    assert not bad.holds and bad.measured == pytest.approx(1.0, abs=1e-4), bad.note
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("red", "erank_preserved", "general_kept")
+def test_mutation_red_init_absent_or_untuned_fails_its_claims():
+    """On the quick-scale students of seed 0 (cached by the claims test): the activation-aware
+    init not applied (RED's student is the Gaussian one) gives an eRank ratio of exactly 1, and
+    RED's projections left untuned (its student read at step 0, the selected-channel teacher)
+    give 3x the Gaussian student's perplexity."""
+    cfg = red.config_for("quick")
+    out = {c.name: c for c in red.claims_for(cfg, 0)}
+    assert out["erank_preserved"].holds and out["general_kept"].holds
+    absent = {c.name: c for c in red.claims_for(cfg, 0, red_init="gaussian")}
+    assert not absent["erank_preserved"].holds, absent["erank_preserved"].note
+    data = red.figure_data(cfg, 0)
+    students = {**data["students"], "red": {**data["students"]["red"],
+                                            "curve": data["students"]["red"]["curve"][:1]}}
+    untuned = {c.name: c for c in red.claims_for(cfg, 0, data={**data,
+                                                                "students": students})}
+    assert not untuned["general_kept"].holds, untuned["general_kept"].note
 
 
 @pytest.mark.slow

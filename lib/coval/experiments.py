@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import cached, check_choice, check_int, device_key, generator, resolve_device
 from icml26.common import config_for as _config_for
 from icml26.coval.model import (
     ABLATIONS,
@@ -94,19 +94,23 @@ def config_for(scale: str = "quick") -> COVALConfig:
     return _config_for(SCALES, scale)
 
 
-def scan_data(cfg: COVALConfig, seed: int, split: str) -> dict:
-    """Scenes, clean scans and network inputs of one split (``"train"`` | ``"test"``)."""
+def scan_data(cfg: COVALConfig, seed: int, split: str, device="cpu") -> dict:
+    """Scenes, clean scans and network inputs of one split (``"train"`` | ``"test"``); scenes
+    are drawn with numpy and range noise on the CPU generator, the rays cast and the inputs
+    built on ``device``."""
     check_choice("split", split, ("train", "test"))
+    dev = resolve_device(device)
     train_split = split == "train"
     scenes = make_scenes(cfg.n_train if train_split else cfg.n_test,
                          2 * int(seed) + (0 if train_split else 1),
                          TRAIN_SHAPES if train_split else TEST_SHAPES)
-    s = cast_scans(scenes, cfg.n_beams, cfg.max_range, jitter=cfg.jitter)
+    s = cast_scans(scenes, cfg.n_beams, cfg.max_range, jitter=cfg.jitter, device=dev)
     g = generator(10_000 + 2 * int(seed) + (0 if train_split else 1))
     cf_valid = s.counterfactual < cfg.max_range
 
     def noisy(r, valid):
-        return torch.where(valid, r + cfg.noise * torch.randn(r.shape, generator=g), r)
+        noise = torch.randn(r.shape, generator=g).to(r.device)
+        return torch.where(valid, r + cfg.noise * noise, r)
 
     f_noisy = noisy(s.factual, s.valid)
     return {"scenes": scenes, "scans": s, "ranges": f_noisy, "valid": s.valid,
@@ -121,17 +125,20 @@ def scan_data(cfg: COVALConfig, seed: int, split: str) -> dict:
             "exact_gap": float((s.factual - s.counterfactual)[~s.shadow].abs().max())}
 
 
-def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None) -> dict:
-    """Train/evaluate ``variants`` on replicate ``seed`` (cached per variant).
+def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None,
+              device="cpu") -> dict:
+    """Train/evaluate ``variants`` on replicate ``seed`` on ``device`` (cached per variant and
+    device type; the returned tensors are on the CPU).
 
     Returns ``{variant: {"ap", "auroc", "scores" [n_test, R]}, "test": {labels, valid, size,
     distance}, "exact_gap": max |f - cf| outside the shadow over train and test scenes}``.
     """
+    dev = resolve_device(device)
     data = {}
 
     def get(split):
         if split not in data:
-            data[split] = scan_data(cfg, seed, split)
+            data[split] = scan_data(cfg, seed, split, dev)
         return data[split]
 
     def run(variant):
@@ -139,11 +146,11 @@ def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None) -> 
             tr, te = get("train"), get("test")
             tcfg = cfg.train_config(variant)
             net = train(tr, tcfg, seed)
-            sc = scores(net, te["x_f"], tcfg.visibility)
-            v = te["valid"]
-            return {"ap": average_precision(sc[v], te["label"][v]),
-                    "auroc": auroc(sc[v], te["label"][v]), "scores": sc}
-        return cached(PAPER, f"run-{variant}", {**cfg.data_key(),
+            sc = scores(net, te["x_f"], tcfg.visibility).cpu()
+            v, label = te["valid"].cpu(), te["label"].cpu()
+            return {"ap": average_precision(sc[v], label[v]),
+                    "auroc": auroc(sc[v], label[v]), "scores": sc}
+        return cached(PAPER, device_key(f"run-{variant}", dev), {**cfg.data_key(),
                       **dataclasses.asdict(cfg.train_config(variant))}, seed, CACHE_VERSION,
                       compute)
 
@@ -155,10 +162,12 @@ def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None) -> 
 
     def meta():
         tr, te = get("train"), get("test")
-        return {"label": te["label"], "valid": te["valid"], "size": te["scenes"].radius,
+        return {"label": te["label"].cpu(), "valid": te["valid"].cpu(),
+                "size": te["scenes"].radius,
                 "distance": te["scenes"].distance,
                 "exact_gap": max(tr["exact_gap"], te["exact_gap"])}
-    out["test"] = cached(PAPER, "test-meta", cfg.data_key(), seed, CACHE_VERSION, meta)
+    out["test"] = cached(PAPER, device_key("test-meta", dev), cfg.data_key(), seed,
+                         CACHE_VERSION, meta)
     out["exact_gap"] = out["test"]["exact_gap"]
     return out
 

@@ -41,7 +41,7 @@ def encode(ranges: torch.Tensor, valid: torch.Tensor, max_range: float, n_bins: 
     """``[B, R]`` ranges and returns -> ``[B, 1 (+ 3 n_bins), R]`` network input."""
     x = [torch.log(ranges.clamp(min=1e-3))[:, None]]
     if visibility:
-        e = bin_edges(n_bins, max_range)
+        e = bin_edges(n_bins, max_range).to(ranges.device)
         lo, hi = e[:-1][None, :, None], e[1:][None, :, None]
         r = torch.where(valid, ranges, torch.full_like(ranges, math.inf))[:, None]
         free = (hi <= r).float()
@@ -95,19 +95,21 @@ ABLATIONS = {"seg-only": (0.0, 0.0), "+VVCR": (1.0, 0.0), "+VICC": (0.0, 1.0),
 
 
 def train(data: dict, cfg: TrainConfig, seed: int) -> CircularConvNet:
-    """Train on ``data`` (from ``experiments.scan_data``: inputs, labels, masks, targets)."""
+    """Train on ``data`` (from ``experiments.scan_data``: inputs, labels, masks, targets) on
+    the device the data lives on (parameters initialised and batches drawn on the CPU)."""
     torch.manual_seed(seed)  # parameter init; batches come from the seeded generator below
     g = generator(seed)
     x_f = data["x_f"] if cfg.visibility else data["x_f"][:, :1]
     x_cf = data["x_cf"] if cfg.visibility else data["x_cf"][:, :1]
-    net = CircularConvNet(x_f.shape[1], cfg.hidden)
+    dev = x_f.device
+    net = CircularConvNet(x_f.shape[1], cfg.hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, cfg.steps)
-    pw = torch.tensor(cfg.pos_weight)
+    pw = torch.tensor(cfg.pos_weight).to(dev)
     target = data["rec_cf"] if cfg.vvcr_target == "counterfactual" else data["rec_f"]
     n = x_f.shape[0]
     for _ in range(cfg.steps):
-        idx = torch.randint(0, n, (cfg.batch,), generator=g)
+        idx = torch.randint(0, n, (cfg.batch,), generator=g).to(dev)
         logit, rec, h = net(x_f[idx])
         valid, y = data["valid"][idx], data["label"][idx]
         loss = F.binary_cross_entropy_with_logits(logit[valid], y[valid].float(),

@@ -191,17 +191,21 @@ def shadow_mask(scenes: Scenes, n_beams: int, origin=(0.0, 0.0)) -> torch.Tensor
 
 
 def cast_scans(scenes: Scenes, n_beams: int, max_range: float, jitter: float = 0.0,
-               impl: str = "auto") -> Scans:
+               impl: str = "auto", device=None) -> Scans:
     """Ray-cast the factual and counterfactual scans of every scene (clean ranges).
 
     ``jitter`` > 0 casts the counterfactual from a sensor moved by ``(jitter, jitter)`` m:
     the geometry is then no longer identical (the mutation of ``counterfactual_exact``).
+    ``device``: where the rays are cast (default: the scenes' device; CUDA tensors take the
+    Triton kernel under ``impl="auto"``); the scans are returned there.
     """
     b = len(scenes)
-    dirs = beam_dirs(n_beams)
-    origin = torch.zeros(b, 2)
-    f, fid = ray_cast(origin, dirs, scenes.segments, scenes.circles, max_range, impl=impl)
-    cf, _ = ray_cast(origin + jitter, dirs, scenes.non_occluding(), scenes.circles,
+    dev = scenes.segments.device if device is None else torch.device(device)
+    dirs = beam_dirs(n_beams).to(dev)
+    origin = torch.zeros(b, 2).to(dev)
+    seg, circ = scenes.segments.to(dev), scenes.circles.to(dev)
+    f, fid = ray_cast(origin, dirs, seg, circ, max_range, impl=impl)
+    cf, _ = ray_cast(origin + jitter, dirs, scenes.non_occluding().to(dev), circ,
                      max_range, impl=impl)
     label = (fid >= ANOMALY_LO) & (fid < ANOMALY_LO + MAX_VERTS)
-    return Scans(f, cf, fid, label, fid >= 0, shadow_mask(scenes, n_beams))
+    return Scans(f, cf, fid, label, fid >= 0, shadow_mask(scenes, n_beams).to(dev))

@@ -27,9 +27,11 @@ CRITERIA = ("fast_detect", "likelihood")
 
 
 def criteria(model, texts: np.ndarray, start: int, impl: str = "auto",
-             batch: int = 256) -> np.ndarray:
+             batch: int = 256, device=None) -> np.ndarray:
     """Every criterion of :data:`CRITERIA` for ``texts [B, L]`` under ``model``, scored on the
-    positions ``start .. L-1`` (one forward pass): ``[B, len(CRITERIA)]`` float64."""
+    positions ``start .. L-1`` (one forward pass): ``[B, len(CRITERIA)]`` float64. The
+    statistics are computed on ``device`` (default: where the model's log-probs are), so
+    ``impl="auto"`` takes the Triton kernel on CUDA."""
     texts = np.asarray(texts)
     if texts.ndim != 2 or not 1 <= start < texts.shape[1]:
         raise ValueError(f"texts must be [B, L] and start in [1, L-1], got shape "
@@ -38,13 +40,15 @@ def criteria(model, texts: np.ndarray, start: int, impl: str = "auto",
     for lo in range(0, len(texts), batch):
         x = texts[lo: lo + batch]
         lp = model.log_probs(x)[:, start - 1:]  # position t predicts x[t + 1]
+        if device is not None:  # an n-gram's table is numpy: its log-probs move here
+            lp = lp.to(device)
         b, t, v = lp.shape
-        y = torch.as_tensor(x[:, start:].astype(np.int64)).reshape(-1)
+        y = torch.as_tensor(x[:, start:].astype(np.int64)).reshape(-1).to(lp.device)
         logp, mean, var = (s.reshape(b, t) for s in token_stats(lp.reshape(-1, v), y,
                                                                  impl=impl))
         fast = (logp.sum(1) - mean.sum(1)) / var.sum(1).clamp_min(1e-12).sqrt()
         out.append(torch.stack([fast, logp.mean(1)], 1))
-    return torch.cat(out).double().numpy() if out else np.zeros((0, len(CRITERIA)))
+    return torch.cat(out).double().cpu().numpy() if out else np.zeros((0, len(CRITERIA)))
 
 
 def criterion(model, texts: np.ndarray, start: int, name: str = "fast_detect",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import cached, check_choice, check_int, device_key, generator, resolve_device
 from icml26.common import config_for as preset
 from icml26.detectrouter.corpus import CORPORA, split_passages
 from icml26.detectrouter.detect import CRITERIA, auroc, criteria
@@ -119,15 +119,18 @@ def config_for(scale: str) -> DetectRouterConfig:
     return preset(SCALES, scale)
 
 
-def train_model(spec: ModelSpec, split: dict, cfg: ZooConfig, gen: torch.Generator):
-    """Train one zoo member on the train split of its corpora."""
+def train_model(spec: ModelSpec, split: dict, cfg: ZooConfig, gen: torch.Generator,
+                device="cpu"):
+    """Train one zoo member on the train split of its corpora (a GRU on ``device``; an n-gram
+    is a numpy count table)."""
     train = np.concatenate([split[c]["train"] for c in spec.corpora])
     if spec.kind == "ngram":
         return NgramLM(spec.size, train)
-    return train_gru(train, spec.size, cfg.gru, gen)
+    return train_gru(train, spec.size, cfg.gru, gen, device)
 
 
-def _zoo_data(cfg: ZooConfig, seed: int) -> dict:
+def _zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
+    dev = resolve_device(device)
     gen = generator(seed)
     split = {c: split_passages(c, cfg.length, cfg.splits, gen) for c in CORPORA}
     human = np.concatenate([split[c]["test"] for c in CORPORA])
@@ -136,7 +139,7 @@ def _zoo_data(cfg: ZooConfig, seed: int) -> dict:
     models: dict[str, object] = {}
     for spec in (*cfg.pool, *(s.model for s in cfg.black_box)):
         if spec.name not in models:
-            models[spec.name] = train_model(spec, split, cfg, gen)
+            models[spec.name] = train_model(spec, split, cfg, gen, dev)
     # machine texts continue human prefixes drawn from the held-out human passages
     prompts = np.concatenate([split[c]["test"] for c in CORPORA])
     texts, router_texts = {}, {}
@@ -148,7 +151,8 @@ def _zoo_data(cfg: ZooConfig, seed: int) -> dict:
         texts[src.model.name], router_texts[src.model.name] = out[: cfg.n_test], out[cfg.n_test:]
 
     def score(x):  # [B, L] -> raw scores [B, K, criteria]
-        return np.stack([criteria(models[m.name], x, cfg.prefix) for m in cfg.pool], 1)
+        return np.stack([criteria(models[m.name], x, cfg.prefix, device=dev)
+                         for m in cfg.pool], 1)
 
     black = [s.model.name for s in cfg.black_box]
     return {"pool": [m.name for m in cfg.pool], "sources": [s.model.name for s in cfg.sources()],
@@ -159,13 +163,16 @@ def _zoo_data(cfg: ZooConfig, seed: int) -> dict:
             "router_scores": {k: score(router_texts[k]) for k in black}}
 
 
-def zoo_data(cfg: ZooConfig, seed: int) -> dict:
+def zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
     """The trained zoo's texts and raw scores (cached per config and seed): ``human`` [H, L],
     ``human_scores`` [H, K, C], ``ref_scores`` [R, K, C], per source ``texts`` [n, L] and
     ``scores`` [n, K, C], router training ``router_texts`` (+ ``router_scores`` of the
-    black-box ones); K surrogates, C criteria."""
+    black-box ones); K surrogates, C criteria. GRUs and the scores' statistics run on
+    ``device`` (the cache is keyed by its type); the n-gram tables and sampling are CPU."""
     cfg.validate()
-    return cached(PAPER, "zoo", cfg, seed, CACHE_VERSION, lambda: _zoo_data(cfg, seed))
+    dev = resolve_device(device)
+    return cached(PAPER, device_key("zoo", dev), cfg, seed, CACHE_VERSION,
+                  lambda: _zoo_data(cfg, seed, dev))
 
 
 def znormed(data: dict, cfg: DetectRouterConfig) -> dict:
@@ -187,10 +194,13 @@ def routed_auroc(zh, zm: dict, route_h, routes: dict, names) -> float:
     return auroc(h, m)
 
 
-def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None) -> dict:
-    """F1-F3 for one seed: the AUROC matrix, the mixed-set AUROCs and the routings."""
+def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None,
+             device="cpu") -> dict:
+    """F1-F3 for one seed: the AUROC matrix, the mixed-set AUROCs and the routings (the
+    router trained on ``device``; AUROCs are numpy)."""
     cfg.validate()
-    data = zoo_data(cfg.zoo, seed) if data is None else data
+    dev = resolve_device(device)
+    data = zoo_data(cfg.zoo, seed, dev) if data is None else data
     z = znormed(data, cfg)
     pool, sources = data["pool"], data["sources"]
     n_pool, black = len(pool), sources[len(pool):]
@@ -216,7 +226,8 @@ def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None) -
                 return torch.randint(0, n_pool, (len(x),), generator=gen).numpy()
         else:
             fitted = fit_router(white, labels, blk, blk_z, n_pool,
-                                replace(cfg.router, stage2_weight=weight), generator(seed + 1))
+                                replace(cfg.router, stage2_weight=weight), generator(seed + 1),
+                                dev)
             route = fitted.route
         rh = route(data["human"])
         routes = {s: route(data["texts"][s]) for s in sources}
@@ -232,11 +243,13 @@ def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None) -
     return out
 
 
-def evaluation(cfg: DetectRouterConfig, seed: int = 0) -> dict:
-    """:func:`evaluate` on the cached zoo, itself cached per config and seed (the claims, the
-    notebook's figures and the app share one router fit)."""
-    data = zoo_data(cfg.zoo, seed)
-    return cached(PAPER, "eval", cfg, seed, CACHE_VERSION, lambda: evaluate(cfg, seed, data))
+def evaluation(cfg: DetectRouterConfig, seed: int = 0, device="cpu") -> dict:
+    """:func:`evaluate` on the cached zoo, itself cached per config, seed and device type (the
+    claims, the notebook's figures and the app share one router fit)."""
+    dev = resolve_device(device)
+    data = zoo_data(cfg.zoo, seed, dev)
+    return cached(PAPER, device_key("eval", dev), cfg, seed, CACHE_VERSION,
+                  lambda: evaluate(cfg, seed, data, dev))
 
 
 def figure_auroc_matrix_data(cfg: DetectRouterConfig, seed: int = 0) -> dict:

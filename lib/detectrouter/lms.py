@@ -25,6 +25,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from icml26.common import resolve_device
 from icml26.detectrouter.corpus import VOCAB
 
 DISCOUNT = 0.75  # Kneser-Ney's customary D
@@ -106,7 +107,7 @@ class NgramLM:
 
 def _draw(log_p: torch.Tensor, temperature: float, gen: torch.Generator) -> np.ndarray:
     """One id per row of ``log_p [B, V]`` at ``temperature`` (id 0 never drawn)."""
-    logits = log_p / temperature
+    logits = log_p.cpu() / temperature  # drawn on the CPU generator whatever the device
     logits[:, 0] = -torch.inf
     return torch.multinomial(torch.softmax(logits, -1), 1, generator=gen).numpy().astype(
         np.uint8)
@@ -130,20 +131,22 @@ class GRULM(nn.Module):
     @torch.no_grad()
     def log_probs(self, x: np.ndarray) -> torch.Tensor:
         """``x [B, L]`` -> log p of the next char at every position, ``[B, L-1, V]``."""
-        logits, _ = self(torch.as_tensor(np.asarray(x, dtype=np.int64))[:, :-1])
+        ids = torch.as_tensor(np.asarray(x, dtype=np.int64))[:, :-1]
+        logits, _ = self(ids.to(self.out.weight.device))
         return torch.log_softmax(logits.float(), -1)
 
     @torch.no_grad()
     def sample(self, prefix: np.ndarray, n_new: int, temperature: float,
                gen: torch.Generator) -> np.ndarray:
         """Continue every row of ``prefix [B, P]`` by ``n_new`` characters."""
+        dev = self.out.weight.device
         x = torch.as_tensor(np.asarray(prefix, dtype=np.int64))
-        logits, h = self(x)
+        logits, h = self(x.to(dev))
         out = [x.numpy().astype(np.uint8)]
         for _ in range(n_new):
             nxt = _draw(torch.log_softmax(logits[:, -1].float(), -1), temperature, gen)
             out.append(nxt)
-            logits, h = self(torch.as_tensor(nxt, dtype=torch.int64), h)
+            logits, h = self(torch.as_tensor(nxt, dtype=torch.int64).to(dev), h)
         return np.concatenate(out, 1)
 
 
@@ -157,16 +160,19 @@ class GRUTrain:
     lr: float = 3e-3
 
 
-def train_gru(train: np.ndarray, hidden: int, cfg: GRUTrain, gen: torch.Generator) -> GRULM:
-    """Fit a :class:`GRULM` on random windows of ``train [n, L]`` (flattened)."""
+def train_gru(train: np.ndarray, hidden: int, cfg: GRUTrain, gen: torch.Generator,
+              device="cpu") -> GRULM:
+    """Fit a :class:`GRULM` on random windows of ``train [n, L]`` (flattened) on ``device``
+    (initialised and batches drawn on the CPU, then moved)."""
+    dev = resolve_device(device)
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     flat = torch.as_tensor(np.asarray(train, dtype=np.int64).ravel())
-    model = GRULM(hidden)
+    model = GRULM(hidden).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     for _ in range(cfg.steps):
         start = torch.randint(0, len(flat) - cfg.window - 1, (cfg.batch,), generator=gen)
         idx = start[:, None] + torch.arange(cfg.window + 1)
-        seq = flat[idx]
+        seq = flat[idx].to(dev)
         logits, _ = model(seq[:, :-1])
         loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), seq[:, 1:].reshape(-1))
         opt.zero_grad()

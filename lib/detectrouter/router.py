@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml26.common import resolve_device
 from icml26.detectrouter.corpus import decode
 
 
@@ -85,7 +86,8 @@ class FittedRouter:
 
     @torch.no_grad()
     def distances(self, texts: np.ndarray) -> np.ndarray:
-        return self.model(self.featurizer(texts)).numpy()
+        f = self.featurizer(texts).to(self.model.prototypes.device)
+        return self.model(f).cpu().numpy()
 
     def route(self, texts: np.ndarray) -> np.ndarray:
         """The surrogate index chosen for each text ``[B]``."""
@@ -94,20 +96,21 @@ class FittedRouter:
 
 def fit_router(white: np.ndarray, labels: np.ndarray, black: np.ndarray | None,
                black_scores: np.ndarray | None, n_surrogates: int, cfg: RouterConfig,
-               gen: torch.Generator) -> FittedRouter:
+               gen: torch.Generator, device="cpu") -> FittedRouter:
     """Stage 1 on ``white [n, L]`` with pool labels ``[n]``; stage 2 (when ``black`` is given
     and ``stage2_weight > 0``) aligns distances with ``black_scores [m, K]`` (z-scores)."""
     texts = white if black is None else np.concatenate([white, black])
     feat = Featurizer(texts, cfg.max_features, char_ngrams=cfg.char_ngrams)
-    fw = feat(white)
+    dev = resolve_device(device)
+    fw = feat(white).to(dev)
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-    model = Router(fw.shape[1], n_surrogates, cfg.dim)
-    y = torch.as_tensor(labels, dtype=torch.int64)
+    model = Router(fw.shape[1], n_surrogates, cfg.dim).to(dev)  # initialised on the CPU
+    y = torch.as_tensor(labels, dtype=torch.int64).to(dev)
     use2 = black is not None and cfg.stage2_weight > 0
     if use2:
-        fb = feat(black)
+        fb = feat(black).to(dev)
         target = torch.softmax(torch.as_tensor(black_scores, dtype=torch.float32)
-                               / cfg.score_temperature, -1)
+                               / cfg.score_temperature, -1).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     stages = [False, True] if use2 else [False]
     for stage2 in stages:

@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from icml26.function_vectors.claims import (
+    CLAIM_SPECS,
     EXPECTED,
     GATED,
     SPECS,
@@ -139,8 +140,8 @@ from icml26.function_vectors.prompts import (
 from icml26.function_vectors.training import TrainConfig, train_model
 
 __all__ = [
-    "CACHE_VERSION", "CORRUPTIONS", "DECOMPOSITIONS", "EXPECTED", "FIELDS", "FVConfig",
-    "FVTransformer", "GATED", "HeadPatch", "INTERVENTIONS", "KIND_INFORMATIVE",
+    "CACHE_VERSION", "CLAIM_SPECS", "CORRUPTIONS", "DECOMPOSITIONS", "EXPECTED", "FIELDS",
+    "FVConfig", "FVTransformer", "GATED", "HeadPatch", "INTERVENTIONS", "KIND_INFORMATIVE",
     "KIND_UNINFORMATIVE", "MAX_SHOTS", "ModelConfig", "N_TASKS", "NoICLError", "PAPER", "Prefix",
     "Prompts", "SCALES", "SHIPPED", "SHIPPED_SEEDS", "SPECS", "TrainConfig", "accuracy_of",
     "apply_task", "block_decomposition", "by_slot", "causal_indirect_effect", "checked_model",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 from icml26.function_vectors.experiments import (
     PAPER,
     FVConfig,
@@ -36,7 +37,7 @@ from icml26.function_vectors.figures import (
     figure_reweighting_data,
 )
 
-SPECS = {  # name: (statement, op, threshold, expected)
+SPECS = {  # name: (statement, op, threshold, expected); CLAIM_SPECS adds quotes and roles
     "icl_emerged": (
         "The trained toy model does in-context learning (clean 6-shot accuracy)",
         ">=", 0.85, True),
@@ -116,10 +117,50 @@ GATED = ("additivity_shared", "additivity_margin", "reweighting_in_context",
 
 EXPECTED = {name: row[3] for name, row in SPECS.items()}
 
+#: each claim's role (:data:`icml26.claims.ROLES`): the abstract's results (additivity,
+#: context reweighting, QK vs V) are the headlines; the FV heads' causal effect and transfer
+#: are what they rest on; the controls, the test and the harness precondition are checks
+ROLES = {
+    "icl_emerged": "check", "cie_top_effect": "mechanism",
+    "cie_top_effect_single_head": "mechanism", "cie_concentrated": "mechanism",
+    "replacement_zero_shot": "mechanism", "zero_shot_context_control": "check",
+    "replacement_zero_shot_plain": "mechanism", "replacement_shuffled": "mechanism",
+    "other_task_no_gain": "check", "random_no_gain": "check",
+    "additivity_shared": "headline", "additivity_margin": "check",
+    "reweighting_in_context": "headline", "reweighting_vs_isolated": "headline",
+    "reweighting_p": "check", "reweighting_keys": "check", "qk_share_ambiguous": "headline",
+    "qk_beats_v": "headline", "todd_additive_gain": "check", "fv_single_head": "mechanism",
+}
+#: the abstract's words each headline statement quotes
+QUOTES = {
+    "additivity_shared": "an n-shot FV is well-approximated by a linear combination of "
+                         "example-level sub-FVs",
+    "reweighting_in_context": "attention shifts toward examples that are more informative and "
+                              "less ambiguous under the context",
+    "reweighting_vs_isolated": "models contextualize individual examples' representations "
+                               "based on prior examples to adaptively reweight which "
+                               "demonstrations dominate the FV",
+    "qk_share_ambiguous": "contextualization's most consistent contributions to FV quality "
+                          "arise from Query–Key alignment--particularly in ambiguous settings",
+    "qk_beats_v": "while Value-mediated effects are more heterogeneous",
+}
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim at ``scale`` for ``seed`` (the shipped model of that seed, else trained)."""
-    return claims_for(config_for(scale), seed)
+#: name: (statement, op, threshold, expected at quick scale, role), static (the statements
+#: of the headlines quote the abstract); ``claims_for`` builds its table from these rows
+CLAIM_SPECS = {
+    name: ((f'{row[0]} ("{QUOTES[name]}")' if name in QUOTES else row[0]), *row[1:4],
+           ROLES[name])
+    for name, row in SPECS.items()}
+
+
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim at ``scale`` for ``seed`` (the shipped model of that seed, else trained).
+
+    ``device`` is validated (a clear error naming ``--device`` when CUDA is asked for without
+    a GPU), but the analyses (prompts, patched forwards, fits) still run on the CPU whatever
+    the device: their tensors are not yet moved (issue #30, left to do)."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, dev)
 
 
 def shortcuts(cfg: FVConfig, seed: int) -> str:
@@ -130,11 +171,15 @@ def shortcuts(cfg: FVConfig, seed: int) -> str:
     return f"model: {model}; TVP auxiliary loss {'on' if cfg.train.tvp else 'off'} in training"
 
 
-def claims_for(cfg: FVConfig, seed: int = 0, expected: dict | None = None) -> list[Claim]:
+def claims_for(cfg: FVConfig, seed: int = 0, device: str = "cpu",
+               expected: dict | None = None) -> list[Claim]:
     """Claims for an explicit config (the mutation tests switch off TVP, leak the context
-    control, share weights per prompt ...)."""
+    control, share weights per prompt ...); ``device`` as in :func:`claims` (validated, CPU
+    compute)."""
+    resolve_device(device)
     expected = {**EXPECTED, **(expected or {})}
-    table = ClaimTable(PAPER, {n: (*row[:3], expected[n]) for n, row in SPECS.items()})
+    table = ClaimTable(PAPER, {n: (*row[:3], expected[n], row[4])
+                               for n, row in CLAIM_SPECS.items()})
     rest = [n for n in SPECS if n != "icl_emerged"]
     try:
         model = load_model(cfg, seed)

@@ -11,24 +11,28 @@ from __future__ import annotations
 import torch
 
 from icml26.claims import Claim, ClaimTable
-from icml26.common import generator
+from icml26.common import generator, resolve_device
 from icml26.grids.experiments import PAPER, GridsConfig, claim_rows, config_for, figure_flops_data
 from icml26.kernels.grid_sample import grid_sample, grid_sample_ref
 
-#: name: (statement, op, threshold, expected)
+#: name: (statement, op, threshold, expected, role)
 CLAIM_SPECS = {
     "pruning_loses_geometry": ("Discrete learned top-K pruning to 4 tokens loses the geometry "
-                               "GridS keeps: error(top-K@4) / error(GridS@4) >= 1.5 (contact "
-                               "point, px)", ">=", 1.5, True),
+                               "GridS keeps (\"aggressive compression using pruning inevitably "
+                               "discards critical geometric details like contact points\"; "
+                               "\"GridS preserves essential spatial information\"): "
+                               "error(top-K@4) / error(GridS@4) >= 1.5 (contact point, px)",
+                               ">=", 1.5, True, "headline"),
     "sampler_gradients_exact": ("The bilinear sampler's forward, feature gradient and "
                                 "coordinate gradient match F.grid_sample within the kernel "
                                 "tests' rule (measured: max err / (2 torch err + floor), vs "
-                                "float64)", "<=", 1.0, True),
-    "grids4_matches_full": ("GridS with 4 tokens matches all 256 tokens: success(GridS@4) - "
-                            "success(all) >= -0.03 (success: contact error < 2 px)", ">=",
-                            -0.03, False),
+                                "float64)", "<=", 1.0, True, "check"),
+    "grids4_matches_full": ("GridS with 4 tokens matches all 256 tokens (\"with fewer than 10% "
+                            "original visual tokens\" ... \"no degradation in the success "
+                            "rate\"): success(GridS@4) - success(all) >= -0.03 (success: "
+                            "contact error < 2 px)", ">=", -0.03, False, "headline"),
     "flops_cut": ("Head FLOPs at K=16 are <= 24% of those at K=256 (the paper's 76% fewer "
-                  "FLOPs; analytic L(24Nd^2 + 4N^2 d))", "<=", 0.24, True),
+                  "FLOPs; analytic L(24Nd^2 + 4N^2 d))", "<=", 0.24, True, "check"),
 }
 #: float32 rounding floor for values of O(10) summed over <= 64 channels
 GRAD_FLOOR = 1e-5
@@ -63,16 +67,20 @@ def sampler_gradient_error(seed: int, impl: str = "auto", shape=(3, 16, 16, 32, 
     return ratios
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed`` on ``device`` (the
+    encoder, the policies and the sampler check run there: Triton on CUDA; scenes are drawn
+    on the CPU generator)."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, dev)
 
 
-def claims_for(cfg: GridsConfig, seed: int = 0) -> list[Claim]:
+def claims_for(cfg: GridsConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
     """The claims for an explicit config (the mutation test sets ``round_coords``)."""
+    dev = resolve_device(device)
     table = ClaimTable(PAPER, CLAIM_SPECS)
     with table.guard(["pruning_loses_geometry", "grids4_matches_full"]):
-        rows = claim_rows(cfg, seed)
+        rows = claim_rows(cfg, seed, dev)
         full, gs, tk = rows["full"], rows["grids"], rows["topk"]
         reference = ("the encoder's pretraining readout over all 256 tokens"
                      if cfg.all_tokens == "readout" else f"a head trained {cfg.full_steps} steps")
@@ -93,10 +101,11 @@ def claims_for(cfg: GridsConfig, seed: int = 0) -> list[Claim]:
                   f"through the coordinates, not the sampled features); regression error "
                   f"stands in for LIBERO success (scale gap)")
     with table.guard(["sampler_gradients_exact"]):
-        ratios = sampler_gradient_error(seed)
+        ratios = sampler_gradient_error(seed, device=dev)
         worst = max(ratios, key=ratios.get)
         table.add("sampler_gradients_exact", ratios[worst],
-                  "impl='auto' (torch twin of the Triton kernel on CPU, Triton on CUDA) vs "
+                  f"impl='auto' on {dev.type} (torch twin of the Triton kernel on CPU, Triton "
+                  "on CUDA) vs "
                   "F.grid_sample, both against float64; " + ", ".join(
                       f"{k} {v:.3f}" for k, v in ratios.items()) + f"; worst {worst}")
     with table.guard(["flops_cut"]):

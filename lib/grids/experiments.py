@@ -17,7 +17,15 @@ from dataclasses import asdict, dataclass, field, replace
 import torch
 import torch.nn.functional as F
 
-from icml26.common import cache_dir, cached, check_choice, check_int, generator
+from icml26.common import (
+    cache_dir,
+    cached,
+    check_choice,
+    check_int,
+    device_key,
+    generator,
+    resolve_device,
+)
 from icml26.common import config_for as preset
 from icml26.grids.models import METHODS, Encoder, TokenPolicy, head_flops
 from icml26.grids.scenes import SceneConfig, action_errors, action_targets, make_scenes
@@ -127,12 +135,14 @@ def _encoder_key(cfg: GridsConfig) -> dict:
 def pretrain_encoder(cfg: GridsConfig, seed: int, data: dict) -> dict:
     """Train the encoder with all tokens: a per-token contact logit (cross-entropy over the
     256 tokens), the contact token's (cos, sin) and the attention-pooled global readout of
-    the whole action.  Returns the state dicts."""
+    the whole action, on the device of ``data`` (initialised and batches drawn on the CPU).
+    Returns the state dicts (on the CPU)."""
     torch.manual_seed(seed)
     g = generator(seed + 10_000)
     size = cfg.scene.size
-    enc = Encoder(cfg.channels)
-    readout = make_readout(cfg)
+    dev = data["img"].device
+    enc = Encoder(cfg.channels).to(dev)
+    readout = make_readout(cfg).to(dev)
     side = size // 4
     cell = (data["act"][:, :2] / 4).floor().clamp(0, side - 1).long()
     token = cell[:, 1] * side + cell[:, 0]
@@ -142,10 +152,10 @@ def pretrain_encoder(cfg: GridsConfig, seed: int, data: dict) -> dict:
                                                 pct_start=0.1)
     n = data["n_train"]
     for _ in range(cfg.pretrain_steps):
-        i = torch.randint(0, n, (cfg.batch,), generator=g)
+        i = torch.randint(0, n, (cfg.batch,), generator=g).to(dev)
         fmap = enc(data["img"][i])
         dense = enc.dense(fmap).reshape(cfg.batch, side * side, 5)
-        at = dense[torch.arange(cfg.batch), token[i], 3:]
+        at = dense[torch.arange(cfg.batch, device=dev), token[i], 3:]
         loss = (F.cross_entropy(dense[..., 0], token[i])
                 + ((at - data["tgt"][i, 2:]) ** 2).sum(1).mean()
                 + loss_fn(readout(enc.pooled(fmap)), data["tgt"][i]) / 4)
@@ -153,25 +163,30 @@ def pretrain_encoder(cfg: GridsConfig, seed: int, data: dict) -> dict:
         loss.backward()
         opt.step()
         sched.step()
-    return {"encoder": enc.state_dict(), "readout": readout.state_dict()}
+    return {name: {k: v.detach().cpu() for k, v in m.state_dict().items()}
+            for name, m in (("encoder", enc), ("readout", readout))}
 
 
-def features(cfg: GridsConfig, seed: int) -> dict:
+def features(cfg: GridsConfig, seed: int, device="cpu") -> dict:
     """The frozen encoder's maps ``[n, 16, 16, C]`` and pooled features ``[n, C]`` of every
-    scene, with the scenes (the encoder is cached on disk; the features of the last two
-    (encoder, seed, cache folder) are kept in memory, so a notebook computes them once)."""
+    scene, with the scenes, on ``device`` (scenes drawn on the CPU generator, then moved; the
+    encoder is trained there and cached on disk keyed by device type; the features of the last
+    two (encoder, seed, cache folder, device) are kept in memory, so a notebook computes them
+    once)."""
+    dev = resolve_device(device)
     key = replace(cfg, policy=PolicyConfig(), ks=(), figure_methods=(), head_steps=1)
-    return _features(key, seed, str(cache_dir()))
+    return _features(key, seed, str(cache_dir()), str(dev))
 
 
 @functools.lru_cache(maxsize=2)
-def _features(cfg: GridsConfig, seed: int, cache_root: str) -> dict:
-    data = scenes(cfg, seed)
-    state = cached(PAPER, "encoder", _encoder_key(cfg), seed, CACHE_VERSION,
+def _features(cfg: GridsConfig, seed: int, cache_root: str, device: str = "cpu") -> dict:
+    dev = torch.device(device)
+    data = {k: v.to(dev) if torch.is_tensor(v) else v for k, v in scenes(cfg, seed).items()}
+    state = cached(PAPER, device_key("encoder", dev), _encoder_key(cfg), seed, CACHE_VERSION,
                    lambda: pretrain_encoder(cfg, seed, data))
     enc = Encoder(cfg.channels)
     enc.load_state_dict(state["encoder"])
-    enc.eval()
+    enc.to(dev).eval()
     with torch.no_grad():
         fmap = torch.cat([enc(data["img"][j: j + 512]) for j in range(0, len(data["img"]), 512)])
         pooled = enc.pooled(fmap)
@@ -190,16 +205,18 @@ def make_policy(cfg: GridsConfig, method: str, k: int, impl: str = "auto") -> To
 
 def train_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict,
                  impl: str = "auto", steps: int | None = None) -> TokenPolicy:
-    """Train one selector + head on the frozen features of the training scenes."""
+    """Train one selector + head on the frozen features of the training scenes, on the
+    features' device (initialised and batches drawn on the CPU)."""
     torch.manual_seed(seed + 7 * k + METHODS.index(method))
     g = generator(seed + 1000 * (1 + METHODS.index(method)) + k)
-    pol = make_policy(cfg, method, k, impl)
+    dev = feats["fmap"].device
+    pol = make_policy(cfg, method, k, impl).to(dev)
     steps = steps or (cfg.full_steps if method == "full" else cfg.head_steps)
     opt = torch.optim.AdamW(pol.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=steps, pct_start=0.1)
     pooled = feats["pooled"] if cfg.policy.scout_input == "map" else None
     for _ in range(steps):
-        i = torch.randint(0, feats["n_train"], (cfg.batch,), generator=g)
+        i = torch.randint(0, feats["n_train"], (cfg.batch,), generator=g).to(dev)
         pred = pol(feats["fmap"][i], g, None if pooled is None else pooled[i])
         loss = loss_fn(pred, feats["tgt"][i])
         opt.zero_grad()
@@ -222,6 +239,7 @@ def readout_row(cfg: GridsConfig, feats: dict) -> dict:
     pooling over all 256 tokens, then an MLP) on the test scenes."""
     readout = make_readout(cfg)
     readout.load_state_dict(feats["readout"])
+    readout.to(feats["pooled"].device)
     with torch.no_grad():
         pred = readout(feats["pooled"][feats["n_train"]:])
     side = cfg.scene.size // 4
@@ -239,7 +257,7 @@ def evaluate(cfg: GridsConfig, pol: TokenPolicy, feats: dict, seed: int, n_show:
         _, coords = pol.select(feats["fmap"][n0: n0 + n_show], g,
                                None if pooled is None else pooled[:n_show])
     return {"method": pol.method, "k": pol.k, **_scores(cfg, pred, feats),
-            "coords_px": coords * (cfg.scene.size - 1)}
+            "coords_px": (coords * (cfg.scene.size - 1)).cpu()}
 
 
 def _policy_key(cfg: GridsConfig, method: str, k: int) -> dict:
@@ -253,15 +271,18 @@ def _policy_key(cfg: GridsConfig, method: str, k: int) -> dict:
     return key
 
 
-def run_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict | None = None
-               ) -> dict:
-    """Cached evaluation row of ``method`` at ``k`` tokens (trains it on a cache miss)."""
+def run_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict | None = None,
+               device="cpu") -> dict:
+    """Cached evaluation row of ``method`` at ``k`` tokens (trains it on a cache miss, on
+    ``device``, or on the device of ``feats`` when given; cached by device type)."""
+    dev = resolve_device(device) if feats is None else feats["fmap"].device
+
     def compute():
-        f = features(cfg, seed) if feats is None else feats
+        f = features(cfg, seed, dev) if feats is None else feats
         return evaluate(cfg, train_policy(cfg, method, k, seed, f), f, seed)
 
-    return cached(PAPER, f"policy-{method}-{k}", _policy_key(cfg, method, k), seed,
-                  CACHE_VERSION, compute)
+    return cached(PAPER, device_key(f"policy-{method}-{k}", dev), _policy_key(cfg, method, k),
+                  seed, CACHE_VERSION, compute)
 
 
 # --------------------------------------------------------------------------- figures
@@ -272,9 +293,9 @@ def all_tokens_row(cfg: GridsConfig, seed: int, feats: dict) -> dict:
     return run_policy(cfg, "full", (cfg.scene.size // 4) ** 2, seed, feats)
 
 
-def claim_rows(cfg: GridsConfig, seed: int) -> dict:
-    """The rows the claims read: all tokens, GridS@4, top-K@4."""
-    feats = features(cfg, seed)
+def claim_rows(cfg: GridsConfig, seed: int, device="cpu") -> dict:
+    """The rows the claims read: all tokens, GridS@4, top-K@4 (computed on ``device``)."""
+    feats = features(cfg, seed, device)
     return {"full": all_tokens_row(cfg, seed, feats),
             "grids": run_policy(cfg, "grids", 4, seed, feats),
             "topk": run_policy(cfg, "topk", 4, seed, feats)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from icml26.common import cached, check_int
+from icml26.common import cached, check_int, device_key, resolve_device
 from icml26.common import config_for as preset
 from icml26.heima.model import KINDS, TrainConfig
 from icml26.heima.task import MAX_HOPS
@@ -76,18 +76,20 @@ def config_for(scale: str) -> HeimaConfig:
 
 
 def trained(cfg: HeimaConfig, kind: str, seed: int = 0, hops: int | None = None,
-            progress=None) -> dict:
-    """One model trained (or loaded from the cache) and evaluated: ``{"state", "curve",
-    "cfg", "eval"}``; ``eval`` is :func:`icml26.heima.train.evaluate` on ``eval_n`` prompts."""
+            progress=None, device="cpu") -> dict:
+    """One model trained (or loaded from the cache) and evaluated on ``device``: ``{"state",
+    "curve", "cfg", "eval"}`` (the state on the CPU; cached by device type); ``eval`` is
+    :func:`icml26.heima.train.evaluate` on ``eval_n`` prompts."""
     tcfg = cfg.train_config(kind, hops)
+    dev = resolve_device(device)
 
     def compute():
-        out = train(tcfg, seed, progress)
-        out["eval"] = evaluate(load(out), seed, cfg.eval_n)
+        out = train(tcfg, seed, progress, device=dev)
+        out["eval"] = evaluate(load(out, dev), seed, cfg.eval_n)
         return out
 
-    return cached(PAPER, "model", {"train": tcfg, "eval_n": cfg.eval_n}, seed, CACHE_VERSION,
-                  compute)
+    return cached(PAPER, device_key("model", dev), {"train": tcfg, "eval_n": cfg.eval_n}, seed,
+                  CACHE_VERSION, compute)
 
 
 def figure_pareto_data(cfg: HeimaConfig, seed: int = 0,

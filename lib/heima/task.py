@@ -103,10 +103,16 @@ class Sequences:
     texts: torch.Tensor
     answer: torch.Tensor
 
+    def to(self, device) -> Sequences:
+        """The same sequences with their tensors on ``device``."""
+        return Sequences(self.tokens.to(device), self.start, self.think_pos,
+                         self.texts.to(device), self.answer.to(device))
+
     @property
     def gen_mask(self) -> torch.Tensor:
         """``[B, T-1]``: True where ``tokens[:, 1:]`` is generated (the next-token CE mask)."""
-        mask = torch.zeros(self.tokens.shape[1] - 1, dtype=torch.bool)
+        mask = torch.zeros(self.tokens.shape[1] - 1, dtype=torch.bool,
+                           device=self.tokens.device)
         mask[self.start - 1:] = True
         return mask.expand(self.tokens.shape[0], -1)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from icml26.common import generator
+from icml26.common import generator, resolve_device
 from icml26.heima.model import Heima, TrainConfig, content_accuracy, read_answer
 from icml26.heima.task import build, generated_len
 from icml26.tinylm import hop_batch, one_cycle
@@ -38,16 +38,20 @@ def eval_generator(seed: int) -> torch.Generator:
     return generator(900_001 + seed)
 
 
-def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200) -> dict:
+def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200,
+          device="cpu") -> dict:
     """Train a model; returns ``{"state": state_dict, "curve": [...], "cfg": cfg}``.
 
     The curve (every ``cfg.eval_every`` steps) holds the step, the phase's format, the encoder
     CE and the answer accuracy of greedy generation on ``eval_n`` held-out prompts in the
-    phase's format. ``progress(done, total)`` is called every 50 steps.
+    phase's format. ``progress(done, total)`` is called every 50 steps. Trained on ``device``
+    (parameters initialised and prompts drawn on the CPU, then moved); the returned state is
+    on the CPU.
     """
     cfg.validate()
+    dev = resolve_device(device)
     torch.manual_seed(seed)  # parameter init (TinyLM draws from the global generator)
-    model = Heima(cfg)
+    model = Heima(cfg).to(dev)
     gen = train_generator(seed)
     curve, done = [], 0
     for fmt, compressed, steps in phases(cfg):
@@ -55,7 +59,7 @@ def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200) -> 
         sched = one_cycle(opt, steps, cfg.lr)
         for _ in range(steps):
             seq = build(model.vocab, hop_batch(cfg.batch, cfg.hops, cfg.symbols, gen), fmt,
-                        compressed)
+                        compressed).to(dev)
             loss, enc = model.loss(seq)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -69,13 +73,19 @@ def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200) -> 
             if progress is not None and done % 50 == 0:
                 progress(done, cfg.steps)
     model.eval()
-    return {"state": model.state_dict(), "curve": curve, "cfg": cfg}
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    return {"state": state, "curve": curve, "cfg": cfg}
 
 
-def load(trained: dict) -> Heima:
+def load(trained: dict, device="cpu") -> Heima:
+    """The trained model of ``trained`` (its state on the CPU) on ``device``."""
     model = Heima(trained["cfg"])
     model.load_state_dict(trained["state"])
-    return model.eval()
+    return model.to(resolve_device(device)).eval()
+
+
+def _device(model: Heima) -> torch.device:
+    return next(model.parameters()).device
 
 
 @torch.no_grad()
@@ -85,7 +95,7 @@ def answer_accuracy(model: Heima, seed: int, n: int, fmt: str | None = None,
     cfg = model.cfg
     fmt = fmt or cfg.fmt
     seq = build(model.vocab, hop_batch(n, cfg.hops, cfg.symbols, eval_generator(seed)), fmt,
-                compressed)
+                compressed).to(_device(model))
     was = model.training
     model.eval()
     out = model.generate(seq.tokens[:, :seq.start], seq.tokens.shape[1] - seq.start)
@@ -93,12 +103,24 @@ def answer_accuracy(model: Heima, seed: int, n: int, fmt: str | None = None,
     return float((read_answer(out, model.vocab.ans) == seq.answer).float().mean())
 
 
+def derangement(n: int, seed: int) -> torch.Tensor:
+    """``[n]`` a permutation without a fixed point (a cyclic shift of a random order), drawn
+    from ``seed``: prompt ``i`` is given the thinking state of prompt ``derangement[i]``."""
+    g = generator(77 + seed)
+    shift = torch.randint(1, n, (1,), generator=g)
+    order = torch.randperm(n, generator=g)
+    derange = torch.empty(n, dtype=torch.long)
+    derange[order] = order.roll(int(shift))
+    return derange
+
+
 def tokens_to_answer(generated: torch.Tensor, ans_token: int) -> float:
     """Mean tokens emitted up to and including the answer (the whole output where no ``ANS``
     was emitted): the inference cost the paper counts."""
     is_ans = generated[:, :-1] == ans_token
     n = torch.where(is_ans.any(1), is_ans.float().argmax(1) + 2,
-                    torch.full((generated.shape[0],), generated.shape[1]))
+                    torch.full((generated.shape[0],), generated.shape[1],
+                               device=generated.device))
     return float(n.float().mean())
 
 
@@ -113,7 +135,7 @@ def evaluate(model: Heima, seed: int, n: int = 500) -> dict:
     cfg = model.cfg
     model.eval()
     seq = build(model.vocab, hop_batch(n, cfg.hops, cfg.symbols, eval_generator(seed)),
-                cfg.fmt)
+                cfg.fmt).to(_device(model))
     out = model.generate(seq.tokens[:, :seq.start], seq.tokens.shape[1] - seq.start)
     pred = read_answer(out, model.vocab.ans)
     res = {"kind": cfg.kind, "hops": cfg.hops, "accuracy": float((pred == seq.answer).float()
@@ -126,11 +148,7 @@ def evaluate(model: Heima, seed: int, n: int = 500) -> dict:
     res["emitted_thinking"] = float((out[:, :cfg.hops] == seq.tokens[:, seq.start:seq.start +
                                                                       cfg.hops]).float().mean())
     states = model.thinking_states(seq)
-    g = generator(77 + seed)
-    shift = torch.randint(1, n, (1,), generator=g)
-    order = torch.randperm(n, generator=g)
-    derange = torch.empty(n, dtype=torch.long)
-    derange[order] = order.roll(int(shift))  # a cyclic shift of a random order: no fixed point
+    derange = derangement(n, seed).to(states.device)
     for k in range(cfg.hops):
         texts = seq.texts[:, k]
         res["real"].append(content_accuracy(model.interpret(states[:, k]), texts))

@@ -12,22 +12,26 @@ activation-aware selection has no edge over a random selection (the mutation).
 from __future__ import annotations
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 from icml26.red.experiments import PAPER, RedConfig, config_for, figure_data
 
-#: name: (statement, op, threshold, expected)
+#: name: (statement, op, threshold, expected, role)
 CLAIM_SPECS = {
     "teacher_outliers": ("The teacher develops outlier activation channels: max over layers of "
                          "(largest channel RMS / median channel RMS) of its residual stream "
-                         ">= 4", ">=", 4.0, True),
+                         ">= 4", ">=", 4.0, True, "mechanism"),
     "gaussian_uneven": ("A Gaussian projection P in R^{d x d'} has unevenly spread singular "
-                        "values: condition number >= 5 at d'/d = {ratio:g}", ">=", 5.0, True),
+                        "values: condition number >= 5 at d'/d = {ratio:g}", ">=", 5.0, True,
+                        "mechanism"),
     "erank_preserved": ("After distillation the hidden states of the RED student keep a higher "
                         "effective rank: min over layers of eRank(RED) / eRank(Gaussian) "
-                        ">= 1.05", ">=", 1.05, True),
-    "general_kept": ("RED keeps general ability: held-out text perplexity RED / Gaussian "
-                     "<= 1.05", "<=", 1.05, True),
-    "reasoning_recovered": ("RED recovers multi-hop reasoning: 3-hop accuracy RED - Gaussian "
-                            ">= 0.05", ">=", 0.05, False),  # every student is at chance
+                        ">= 1.05", ">=", 1.05, True, "mechanism"),
+    "general_kept": ("RED keeps general ability (\"maintaining high training efficiency and "
+                     "SOTA general ability\"): held-out text perplexity RED / Gaussian "
+                     "<= 1.05", "<=", 1.05, True, "headline"),
+    "reasoning_recovered": ("RED recovers multi-hop reasoning (\"RED substantially recovers "
+                            "reasoning\"): 3-hop accuracy RED - Gaussian >= 0.05", ">=", 0.05,
+                            False, "headline"),  # every student is at chance
 }
 BLOCKING = {"teacher_outliers": "the teacher's largest channel RMS is 2.26-2.44x the median "
                                 "(per layer), far from an outlier channel; trained once, so the "
@@ -35,14 +39,19 @@ BLOCKING = {"teacher_outliers": "the teacher's largest channel RMS is 2.26-2.44x
 STUDENT_CLAIMS = ("gaussian_uneven", "erank_preserved", "general_kept", "reasoning_recovered")
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed`` on ``device`` (the
+    teacher, the students and their evaluation run there; projections are drawn on the CPU)."""
+    dev = resolve_device(device)
+    return claims_for(config_for(scale), seed, dev)
 
 
-def claims_for(cfg: RedConfig, seed: int = 0, red_init: str = "red") -> list[Claim]:
+def claims_for(cfg: RedConfig, seed: int = 0, device: str = "cpu", red_init: str = "red",
+               data: dict | None = None) -> list[Claim]:
     """The claims for an explicit config; ``red_init`` replaces the activation-aware
-    selection by another init (the mutation test passes ``"random_select"``)."""
+    selection by another init (the mutation tests pass ``"random_select"`` or
+    ``"gaussian"``); ``data`` replaces ``figure_data(cfg, seed)`` (mutation tests)."""
+    dev = resolve_device(device)
     table = ClaimTable(PAPER, CLAIM_SPECS)
     ratio = cfg.d_small / cfg.d_model
 
@@ -54,7 +63,8 @@ def claims_for(cfg: RedConfig, seed: int = 0, red_init: str = "red") -> list[Cla
               "steps; shipped in icml26/data/red_teacher.pt at quick scale, fp16), the same "
               "for every seed")
     with table.guard(["teacher_outliers", *STUDENT_CLAIMS]):
-        data = figure_data(cfg, seed)
+        if data is None:
+            data = figure_data(cfg, seed, device=dev)
         t = data["teacher"]
         worst = max(t["layers"], key=lambda r: r["outlier_ratio"])
         add("teacher_outliers", worst["outlier_ratio"],

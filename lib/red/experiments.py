@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from icml26.common import cached, check_choice, check_int, generator
+from icml26.common import cached, check_choice, check_int, device_key, generator, resolve_device
 from icml26.common import config_for as _pick
 from icml26.red.corpus import (
     MAX_HOPS,
@@ -98,19 +98,29 @@ def config_for(scale: str) -> RedConfig:
 
 
 # --------------------------------------------------------------------------- teacher
-def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None) -> dict:
-    """Train the teacher on text + hop chains; returns its ``state_dict``."""
+def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None,
+                  device="cpu") -> dict:
+    """Train the teacher on text + hop chains on ``device``; returns its ``state_dict`` (on
+    the CPU). Weights are initialised and batches drawn on the CPU, then moved. Gradients are
+    enabled here: the first caller may be ``teacher_stats`` (under ``no_grad``)."""
+    with torch.enable_grad():
+        return _train_teacher(cfg, progress, device)
+
+
+def _train_teacher(cfg: RedConfig, progress, device) -> dict:
     cfg.validate()
+    dev = resolve_device(device)
     torch.manual_seed(cfg.teacher_seed)
-    model = TinyLM(cfg.lm())
+    model = TinyLM(cfg.lm()).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.teacher_lr)  # no weight decay
     sched = one_cycle(opt, cfg.teacher_steps, cfg.teacher_lr)
     gen, (train, _) = generator(cfg.teacher_seed), text_split()
     for step in range(cfg.teacher_steps):
-        w = text_windows(train, cfg.text_batch, cfg.text_len + 1, gen)
+        w = text_windows(train, cfg.text_batch, cfg.text_len + 1, gen).to(dev)
         logits, _ = model(w[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
         seq, mask = mixed_hop_batch(cfg.hop_batch, gen)
+        seq, mask = seq.to(dev), mask.to(dev)
         logits, _ = model(seq[:, :-1])
         loss = loss + masked_ce(logits, seq[:, 1:], mask)
         opt.zero_grad()
@@ -119,7 +129,7 @@ def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None)
         sched.step()
         if progress is not None:
             progress(step)
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
 def shipped_teacher(cfg: RedConfig) -> dict | None:
@@ -127,19 +137,22 @@ def shipped_teacher(cfg: RedConfig) -> dict | None:
     output for ``SCALES["quick"]``: 1500 steps take ~5 min of one CPU core), else None."""
     if cfg.teacher_key() != SCALES["quick"].teacher_key() or not SHIPPED.exists():
         return None
-    state = torch.load(SHIPPED, weights_only=True)
+    state = torch.load(SHIPPED, weights_only=True, map_location="cpu")
     return {k: v.float() for k, v in state.items()}
 
 
-def trained_teacher(cfg: RedConfig, progress=None, use_shipped: bool = True) -> TinyLM:
-    """The teacher of ``cfg``: the shipped weights at quick scale, else trained and cached."""
+def trained_teacher(cfg: RedConfig, progress=None, use_shipped: bool = True,
+                    device="cpu") -> TinyLM:
+    """The teacher of ``cfg`` on ``device``: the shipped weights at quick scale, else trained
+    (on ``device``) and cached (keyed by device type)."""
+    dev = resolve_device(device)
     state = shipped_teacher(cfg) if use_shipped else None
     if state is None:
-        state = cached(PAPER, "teacher", cfg.teacher_key(), cfg.teacher_seed, CACHE_VERSION,
-                       lambda: train_teacher(cfg, progress))
+        state = cached(PAPER, device_key("teacher", dev), cfg.teacher_key(), cfg.teacher_seed,
+                       CACHE_VERSION, lambda: train_teacher(cfg, progress, dev))
     model = TinyLM(cfg.lm())
     model.load_state_dict(state)
-    return model.eval()
+    return model.to(dev).eval()
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -151,8 +164,8 @@ def eval_windows(cfg: RedConfig) -> torch.Tensor:
 @torch.no_grad()
 def hop_accuracy(model, hops: int, n: int, seed: int = 777) -> float:
     """Exact match of the last symbol of the greedily written ``hops``-hop chain (chance
-    ``1 / SYMBOLS``)."""
-    seq = hop_sequences(n, hops, generator(seed))
+    ``1 / SYMBOLS``), on the device of ``model``."""
+    seq = hop_sequences(n, hops, generator(seed)).to(_device_of(model))
     x = seq[:, :PROMPT_LEN]
     for _ in range(hops):  # constrained to the symbols: a text-distilled student may prefer
         logits, _ = model(x)  # characters, which would score below chance
@@ -164,7 +177,7 @@ def hop_accuracy(model, hops: int, n: int, seed: int = 777) -> float:
 @torch.no_grad()
 def evaluate(model, cfg: RedConfig) -> dict:
     """Held-out perplexity, eRank of every layer's residual stream, 1-3 hop accuracy."""
-    w = eval_windows(cfg)
+    w = eval_windows(cfg).to(_device_of(model))
     logits, hidden = model(w[:, :-1])
     nll = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
     out = {"ppl": float(torch.exp(nll)), "erank": [erank(h) for h in hidden]}
@@ -174,29 +187,35 @@ def evaluate(model, cfg: RedConfig) -> dict:
 
 
 @torch.no_grad()
-def teacher_stats(cfg: RedConfig, progress=None) -> dict:
+def teacher_stats(cfg: RedConfig, progress=None, device="cpu") -> dict:
     """The teacher's evaluation and activation statistics: per layer, channel RMS sorted
     (the outlier check: max / median RMS, excess kurtosis of the channel energies) and the
-    channel energy ``E[h^2]`` that RED selects by."""
-    teacher = trained_teacher(cfg, progress)
-    w = eval_windows(cfg)
+    channel energy ``E[h^2]`` that RED selects by (tensors returned on the CPU)."""
+    dev = resolve_device(device)
+    teacher = trained_teacher(cfg, progress, device=dev)
+    w = eval_windows(cfg).to(dev)
     _, hidden = teacher(w[:, :-1])
     rms = [(h.reshape(-1, cfg.d_model) ** 2).mean(0).sqrt() for h in hidden]
     layers = []
     for r in rms:
         e = r ** 2
         kurt = float(((e - e.mean()) ** 4).mean() / e.var(unbiased=False) ** 2 - 3)
-        layers.append({"rms_sorted": r.sort(descending=True).values,
+        layers.append({"rms_sorted": r.sort(descending=True).values.cpu(),
                        "outlier_ratio": float(r.max() / r.median()), "energy_kurtosis": kurt})
-    return {**evaluate(teacher, cfg), "layers": layers, "energy": teacher_energy(cfg)}
+    return {**evaluate(teacher, cfg), "layers": layers, "energy": teacher_energy(cfg, dev)}
 
 
 @torch.no_grad()
-def teacher_energy(cfg: RedConfig) -> torch.Tensor:
+def teacher_energy(cfg: RedConfig, device="cpu") -> torch.Tensor:
     """``E[h^2]`` per channel of the teacher's residual streams (summed over layers) on
-    calibration windows of the training text: what RED selects by."""
+    calibration windows of the training text: what RED selects by (returned on the CPU)."""
+    dev = resolve_device(device)
     calib = text_windows(text_split()[0], cfg.eval_windows, cfg.text_len, generator(54321))
-    return channel_energy(trained_teacher(cfg)(calib)[1])
+    return channel_energy(trained_teacher(cfg, device=dev)(calib.to(dev))[1]).cpu()
+
+
+def _device_of(model) -> torch.device:
+    return next(model.parameters()).device
 
 
 # --------------------------------------------------------------------------- students
@@ -210,24 +229,25 @@ def projection(cfg: RedConfig, init: str, seed: int,
     return init_projection(init, cfg.d_model, cfg.d_small, energy, gen)
 
 
-def distill(cfg: RedConfig, seed: int, inits=None, progress=None) -> dict:
+def distill(cfg: RedConfig, seed: int, inits=None, progress=None, device="cpu") -> dict:
     """Distil one student per init in ``inits`` on generic text only, in lockstep on the same
     batches (the teacher's targets computed once per step); evaluations at checkpoints.
     Returns ``{init: {"p0_singular", "cond", "curve": [{"step", "ppl", "erank", "acc1",
     ...}]}}``."""
     cfg.validate()
+    dev = resolve_device(device)
     inits = cfg.inits if inits is None else tuple(inits)
-    teacher = trained_teacher(cfg)
-    energy = teacher_energy(cfg) if "red" in inits else None
-    p0 = {i: projection(cfg, i, seed, energy) for i in inits}
-    students = {i: ProjectedStudent(teacher, p0[i]) for i in inits}
+    teacher = trained_teacher(cfg, device=dev)
+    energy = teacher_energy(cfg, dev) if "red" in inits else None
+    p0 = {i: projection(cfg, i, seed, energy) for i in inits}  # drawn on the CPU
+    students = {i: ProjectedStudent(teacher, p0[i].to(dev)) for i in inits}
     opts = {i: torch.optim.Adam(s.parameters(), lr=cfg.distill_lr) for i, s in students.items()}
     scheds = {i: one_cycle(o, cfg.distill_steps, cfg.distill_lr) for i, o in opts.items()}
     gen, train = generator(seed), text_split()[0]
     marks = {round(cfg.distill_steps * (k + 1) / cfg.checkpoints) for k in range(cfg.checkpoints)}
     curves = {i: [{"step": 0, **evaluate(s, cfg)}] for i, s in students.items()}
     for step in range(1, cfg.distill_steps + 1):
-        w = text_windows(train, cfg.distill_batch, cfg.text_len, gen)
+        w = text_windows(train, cfg.distill_batch, cfg.text_len, gen).to(dev)
         with torch.no_grad():
             target = F.log_softmax(teacher(w)[0], -1)
         for i, student in students.items():
@@ -245,15 +265,19 @@ def distill(cfg: RedConfig, seed: int, inits=None, progress=None) -> dict:
                 "curve": curves[i]} for i in inits}
 
 
-def distilled(cfg: RedConfig, seed: int, progress=None) -> dict:
-    """Every init of ``cfg.inits`` distilled for claim seed ``seed`` (cached together)."""
-    return cached(PAPER, "students", cfg, seed, CACHE_VERSION,
-                  lambda: distill(cfg, seed, progress=progress))
+def distilled(cfg: RedConfig, seed: int, progress=None, device="cpu") -> dict:
+    """Every init of ``cfg.inits`` distilled for claim seed ``seed`` on ``device`` (cached
+    together, keyed by device type)."""
+    dev = resolve_device(device)
+    return cached(PAPER, device_key("students", dev), cfg, seed, CACHE_VERSION,
+                  lambda: distill(cfg, seed, progress=progress, device=dev))
 
 
-def figure_data(cfg: RedConfig, seed: int, progress=None) -> dict:
+def figure_data(cfg: RedConfig, seed: int, progress=None, device="cpu") -> dict:
     """Everything the figures and claims read: the teacher's stats and every student's."""
-    return {"teacher": teacher_stats(cfg), "students": distilled(cfg, seed, progress)}
+    dev = resolve_device(device)
+    return {"teacher": teacher_stats(cfg, device=dev),
+            "students": distilled(cfg, seed, progress, dev)}
 
 
 def with_overrides(cfg: RedConfig, **kw) -> RedConfig:
