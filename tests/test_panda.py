@@ -368,6 +368,7 @@ def _claim(claims, name):
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("panda", "panda_equilibrium")
 def test_mutation_frozen_penalty_leaves_a_visible_ni_gap():
     """Freezing rho_k at rho0 (no growth) stops NI from being driven to 0: the penalty
     balances f's pull, panda_equilibrium fails."""
@@ -378,6 +379,7 @@ def test_mutation_frozen_penalty_leaves_a_visible_ni_gap():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("panda", "first_order_only")
 def test_mutation_hidden_warm_start_is_detected():
     """Starting the lower level at the exact saddle point of x0 (one Shapley + Newton solve
     with analytic Jacobians, under no_grad) is not first order: first_order_only fails."""
@@ -388,6 +390,7 @@ def test_mutation_hidden_warm_start_is_detected():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("panda", "panda_optimal", "panda_equilibrium")
 def test_mutation_too_few_steps_from_a_cold_start_fail():
     """The quick-scale budget is what a cold start needs: with 1000 steps (the old warm-start
     budget) both binding claims fail against the exact oracle."""
@@ -400,6 +403,7 @@ def test_mutation_too_few_steps_from_a_cold_start_fail():
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("panda", "beats_related_baselines")
 def test_mutation_panda_replaced_by_a_baseline_does_not_beat_the_baselines(monkeypatch):
     """With the implicit baseline run in PANDA's place (same start, its own budget) the
     comparison is a tie with itself: beats_related_baselines fails."""
@@ -415,6 +419,7 @@ def test_mutation_panda_replaced_by_a_baseline_does_not_beat_the_baselines(monke
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("panda", "first_order_only")
 def test_mutation_differentiating_through_the_inner_max_is_second_order():
     """Replacing Danskin by differentiating through unrolled inner ascent steps builds a
     second-order graph: first_order_only fails (and the detector still fires on the
@@ -423,6 +428,81 @@ def test_mutation_differentiating_through_the_inner_max_is_second_order():
     claim = _claim(claims, "first_order_only")
     assert not math.isnan(claim.measured) and claim.measured > 0 and not claim.holds
     assert _claim(claims, "detector_fires_on_unrolled").holds
+
+
+@pytest.mark.mutation("panda", "detector_fires_on_unrolled")
+def test_mutation_unrolling_without_create_graph_blinds_the_detector(monkeypatch):
+    """The realistic bug the detector check exists for: the unrolled baseline's inner steps
+    taken without ``create_graph`` (silently first-order "unrolling"). The detector then
+    sees nothing on it: detector_fires_on_unrolled fails and first_order_only is void (NaN),
+    so a blind detector can never certify PANDA."""
+    baselines = importlib.import_module("icml26.panda.baselines")
+    value_grad = baselines.value_grad
+    monkeypatch.setattr(baselines, "value_grad", lambda game, x, zp, zn, create_graph=False:
+                        value_grad(game, x, zp, zn, False))
+    claims = pd.claims_for(_light(iterations=5), seed=0, cache=False)
+    fires = _claim(claims, "detector_fires_on_unrolled")
+    assert not fires.holds and fires.measured == 0, fires
+    assert math.isnan(_claim(claims, "first_order_only").measured)
+
+
+@pytest.mark.mutation("panda", "implicit_matches_oracle")
+def test_mutation_ift_sign_error_breaks_the_oracle_cross_check(monkeypatch):
+    """A sign error in the implicit function theorem (dz*/dx = +J^-1 dG/dx) sends the exact
+    implicit reference uphill on the response term: it no longer meets the brute-force Phi*
+    (seed 0: 17.6 relative gap), implicit_matches_oracle fails."""
+    baselines = importlib.import_module("icml26.panda.baselines")
+    exact = baselines.hypergradient
+    # 2 lam x + R  ->  2 lam x - R
+    monkeypatch.setattr(baselines, "hypergradient", lambda game, x, eq:
+                        4 * game.incentive_cost * x - exact(game, x, eq))
+    cfg = dataclasses.replace(_light(oracle=pd.OracleConfig(grid=9, keep=1, rounds=6),
+                                     iterations=5),
+                              baselines=pd.BaselineConfig(ignore_iterations=1))
+    claim = _claim(pd.claims_for(cfg, seed=0, cache=False), "implicit_matches_oracle")
+    assert not claim.holds and claim.measured > 0.1, claim
+
+
+@pytest.mark.mutation("panda", "landscape_exact")
+def test_mutation_myopic_lower_level_solver_fails_the_certificate(monkeypatch):
+    """The lower-level solver behind Phi and Phi* with the continuation value dropped (each
+    state's stage game solved with gamma = 0): its Newton residual is tiny (it solves the
+    wrong equations exactly), but the NI certificate from best responses in the true game
+    catches it (seed 0: max NI 1.2), landscape_exact fails."""
+    equilibrium = importlib.import_module("icml26.panda.equilibrium")
+    solve = equilibrium.solve_equilibrium
+    monkeypatch.setattr(equilibrium, "solve_equilibrium", lambda game, x, z0=None, **kw:
+                        solve(dataclasses.replace(game, gamma=0.0), x, z0, **kw))
+    claim = _claim(pd.claims_for(_light(iterations=5), seed=0, cache=False), "landscape_exact")
+    assert not claim.holds and claim.measured > 1e-3, claim
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    """``device="cuda"`` on a CPU-only machine: one clear ValueError naming --device, before
+    any game is drawn or solved."""
+    def never(*a, **k):
+        raise AssertionError("work started before the device was checked")
+
+    claims_mod = importlib.import_module("icml26.panda.claims")
+    monkeypatch.setattr(claims_mod, "experiment", never)
+    monkeypatch.setattr(claims_mod, "run_experiment", never)
+    monkeypatch.setattr(importlib.import_module("icml26.panda.experiments"), "make_game", never)
+    for call in (lambda: pd.claims(0, device="cuda"),
+                 lambda: pd.claims_for(pd.config_for("quick"), 0, device="cuda"),
+                 lambda: pd.run_experiment(pd.config_for("quick"), 0, device="cuda"),
+                 lambda: pd.experiment(pd.config_for("quick"), 0, device="cuda")):
+        with pytest.raises(ValueError, match="--device"):
+            call()
+
+
+def test_experiment_runs_on_the_device_it_is_given():
+    """``device="cpu"`` passes through to the game (a tiny run; every method follows the
+    game's tensors, so on CUDA the same code runs there)."""
+    cfg = _light(iterations=3)
+    claims = pd.claims_for(cfg, seed=0, cache=False, device="cpu")
+    assert [c.name for c in claims] == list(pd.CLAIM_SPECS)
+    assert pd.SPECS is pd.CLAIM_SPECS
 
 
 def test_failed_computation_gives_nan_claims(monkeypatch):

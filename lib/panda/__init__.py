@@ -72,7 +72,14 @@ from icml26.panda.baselines import (
     minres,
     unrolled_gda,
 )
-from icml26.panda.claims import SPECS, baseline_comparison, claims, claims_for, gaps
+from icml26.panda.claims import (
+    CLAIM_SPECS,
+    SPECS,
+    baseline_comparison,
+    claims,
+    claims_for,
+    gaps,
+)
 from icml26.panda.detector import SecondOrderDetector
 from icml26.panda.equilibrium import (
     EXACT_CALLS,
@@ -126,7 +133,7 @@ __all__ = [
     "ExperimentConfig", "config_for", "experiment", "figure_convergence_data",
     "figure_landscape_data", "figure_ni_data", "run_experiment", "DTYPE", "TARGETS",
     "BestResponse", "GameConfig", "MarkovGame", "backup", "best_response", "ni_gap", "policies",
-    "policy_value", "reward", "upper_objective", "claims", "claims_for", "SPECS",
+    "policy_value", "reward", "upper_objective", "claims", "claims_for", "SPECS", "CLAIM_SPECS",
     "baseline_comparison", "gaps", "RELATED", "SecondOrderDetector", "PandaConfig", "Trace",
     "anneal_factor", "evaluate", "panda", "OracleConfig", "brute_force",
 ]

@@ -1,10 +1,19 @@
-"""PANDA's claims: the spec rows and their measurement from one seed's experiment."""
+"""PANDA's claims: the spec rows and their measurement from one seed's experiment.
+
+On CUDA (``device="cuda"``) the game is drawn on the CPU from the seed's generator and moved;
+everything stays float64 (the Triton soft Bellman kernel accumulates in the input dtype), so
+the objective gaps should agree with the CPU's to ~1e-9 relative, while NI gaps and residuals
+that sit at rounding level (1e-13 .. 1e-15) agree only in being below their thresholds; the
+detector's verdicts (no event for PANDA, events for unrolling) do not depend on the device. Not
+yet measured on a GPU.
+"""
 
 from __future__ import annotations
 
 import math
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 from icml26.panda.experiments import (
     PAPER,
     RELATED,
@@ -14,26 +23,38 @@ from icml26.panda.experiments import (
     run_experiment,
 )
 
-SPECS = {
+#: No ``CLAIMS_VERSION`` bump (it stays 1): issue 28 gave the rows roles and quoted the
+#: abstract, but no measurement, op, threshold or expectation changed.
+#: name: (statement, op, threshold, expected, role). Roles (issue 28): the abstract's result
+#: is "Experiments demonstrate the superior performance of PANDA over closely related
+#: baselines" -- the headline, measured by ``beats_related_baselines``; it holds on 3 of 32
+#: seeds (benchmarks/hold_rates.csv) and stays reported failing. What holds is the method's
+#: own behaviour -- first-order convergence to a stationary point that is a saddle point of
+#: the lower level (mechanism); the rest are harness checks.
+CLAIM_SPECS = {
     "panda_optimal": ("PANDA (first order, cold start) reaches the bilevel optimum: "
-                      "|Phi(x_PANDA) - Phi*| / Phi* < 1%", "<", 0.01, True),
+                      "|Phi(x_PANDA) - Phi*| / Phi* < 1%", "<", 0.01, True, "mechanism"),
     "panda_equilibrium": ("PANDA's final lower-level iterate (first order, cold start) is a "
-                          "saddle point: NI gap < 1e-4", "<", 1e-4, True),
-    "beats_related_baselines": ("PANDA beats the closely related baselines (unrolled "
-                                "descent-ascent, implicit differentiation) at equal first-order "
-                                "oracle calls from the same start: worst ratio baseline gap / "
-                                "PANDA gap over both baselines and both gaps (objective, NI) "
-                                "> 1", ">", 1.0, False),
-    "first_order_only": ("PANDA builds no second-order autograd graph and never calls the "
-                         "exact lower-level solver (Newton with analytic Jacobians); the same "
-                         "detector fires on unrolled differentiation", "<=", 0.0, True),
+                          "saddle point: NI gap < 1e-4", "<", 1e-4, True, "mechanism"),
+    "beats_related_baselines": ("\"Experiments demonstrate the superior performance of PANDA "
+                                "over closely related baselines\": PANDA beats unrolled "
+                                "descent-ascent and implicit differentiation at equal "
+                                "first-order oracle calls from the same start: worst ratio "
+                                "baseline gap / PANDA gap over both baselines and both gaps "
+                                "(objective, NI) > 1", ">", 1.0, False, "headline"),
+    "first_order_only": ("PANDA \"does not require second-order information\": it builds no "
+                         "second-order autograd graph and never calls the exact lower-level "
+                         "solver (Newton with analytic Jacobians); the same detector fires on "
+                         "unrolled differentiation", "<=", 0.0, True, "mechanism"),
     "detector_fires_on_unrolled": ("The second-order detector fires on the unrolled "
-                                   "descent-ascent baseline", ">=", 1.0, True),
+                                   "descent-ascent baseline", ">=", 1.0, True, "check"),
     "implicit_matches_oracle": ("Implicit differentiation at the exact equilibrium reaches "
-                                "the brute-force Phi* within 1%", "<", 0.01, True),
+                                "the brute-force Phi* within 1%", "<", 0.01, True, "check"),
     "landscape_exact": ("The lower-level solver behind Phi and Phi* is exact: max NI gap "
-                        "over the oracle grid < 1e-9", "<", 1e-9, True),
+                        "over the oracle grid < 1e-9", "<", 1e-9, True, "check"),
 }
+#: the name the package exported before issue 28 (kept for old imports)
+SPECS = CLAIM_SPECS
 
 #: What PANDA's own claims rest on besides the method: named in their notes.
 SHORTCUTS = ("best responses by soft policy iteration with exact policy evaluation (a linear "
@@ -64,18 +85,24 @@ def baseline_comparison(exp: dict) -> tuple[float, str]:
     return ratios[worst], f"{worst[0]} on the {worst[1]} gap"
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim at ``scale`` (``"quick"``: the Markov game S = 3), recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim at ``scale`` (``"quick"``: the Markov game S = 3), recomputed for ``seed``
+    on ``device`` (the game's float64 tensors live there, so the soft Bellman backups of the
+    best responses and of Shapley's iteration run in the Triton kernel on CUDA)."""
+    resolve_device(device)  # a bad device fails here, before any work
+    return claims_for(config_for(scale), seed, device=device)
 
 
-def claims_for(cfg: ExperimentConfig, seed: int = 0, cache: bool = True) -> list[Claim]:
+def claims_for(cfg: ExperimentConfig, seed: int = 0, cache: bool = True,
+               device: str = "cpu") -> list[Claim]:
     """The claims for an explicit config (the mutation tests freeze rho, warm-start, shorten
     or unroll PANDA). A failed computation gives NaN claims with the reason, not an exception;
     so does a claim whose methods the config did not run."""
-    table = ClaimTable(PAPER, SPECS)
-    with table.guard(SPECS):
-        exp = experiment(cfg, seed) if cache else run_experiment(cfg, seed)
+    resolve_device(device)
+    table = ClaimTable(PAPER, CLAIM_SPECS)
+    with table.guard(CLAIM_SPECS):
+        exp = (experiment(cfg, seed, device=device) if cache
+               else run_experiment(cfg, seed, device=device))
     if table.claims:
         return table.claims
     add = table.add
@@ -104,8 +131,9 @@ def claims_for(cfg: ExperimentConfig, seed: int = 0, cache: bool = True) -> list
         b = cfg.baselines
         add("beats_related_baselines", ratio,
             f"worst: {worst}. Gap ratios baseline / PANDA: PANDA ahead on "
-            f"[{ahead or 'none'}], not ahead on [{behind or 'none'}]. Reported, not expected "
-            f"(fails on seeds 0-6): PANDA's NI stays O(1/rho_k) under its penalty while the "
+            f"[{ahead or 'none'}], not ahead on [{behind or 'none'}]. The abstract's headline, "
+            f"reported failing, not expected (fails on seeds 0-6; holds on 3 of 32 swept "
+            f"seeds): PANDA's NI stays O(1/rho_k) under its penalty while the "
             f"baselines' GDA lower level converges to rounding once x settles, and the implicit "
             f"method's objective gap is on some seeds below PANDA's. PANDA: objective "
             f"{ours['objective']:.2e}, NI {ours['ni']:.2e} in "

@@ -107,14 +107,19 @@ def final_numbers(game, tr: Trace) -> dict:
 
 
 def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
-                   progress: Callable[[str, float], None] | None = None) -> dict:
+                   progress: Callable[[str, float], None] | None = None,
+                   device: str = "cpu") -> dict:
     """One seed: the instance, ``Phi*`` by brute force, PANDA (cold start), the related
     baselines at PANDA's budget of oracle calls, the references, every trace with the true
     ``Phi(x_k)``, the exact final NI gaps and the detector counts. Plain data (lists /
-    floats), so it caches and plots without the classes."""
+    floats), so it caches and plots without the classes.
+
+    ``device``: where the game's tensors live (drawn on the CPU from the seed's generator,
+    then moved, so the instance is the same everywhere); every method follows them."""
+    dev = common.resolve_device(device)
     cfg.validate()
     report = progress or (lambda stage, frac: None)
-    game = make_game(cfg.game, seed)
+    game = make_game(cfg.game, seed, device=dev)
     report("oracle", 0.0)
     oracle = brute_force(game, cfg.oracle)
     land = oracle.pop("landscape")
@@ -157,10 +162,12 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
 
 
 def experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
-               progress: Callable[[str, float], None] | None = None) -> dict:
-    """:func:`run_experiment` through the on-disk cache (``ICML26_CACHE``)."""
-    return common.cached(PAPER, "experiment", cfg, seed, CACHE_VERSION,
-                         lambda: run_experiment(cfg, seed, progress))
+               progress: Callable[[str, float], None] | None = None,
+               device: str = "cpu") -> dict:
+    """:func:`run_experiment` through the on-disk cache (``ICML26_CACHE``), keyed by device
+    type (a CUDA run never overwrites the CPU entry; the CPU key is unchanged)."""
+    return common.cached(PAPER, common.device_key("experiment", device), cfg, seed,
+                         CACHE_VERSION, lambda: run_experiment(cfg, seed, progress, device))
 
 
 # --------------------------------------------------------------------------- figures

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml26.common import cached
+from icml26.common import cached, device_key, resolve_device
 from icml26.common import config_for as _config_for
 from icml26.selfflow.model import (
     N_TOKENS,
@@ -91,8 +91,8 @@ def data(cfg: SelfFlowConfig, seed: int) -> dict:
 
 #: training fields a variant ignores (its run is identical whatever their values)
 IGNORED = {"vanilla": ("mask_ratio", "mask_noise", "gamma", "student_layer", "teacher_layer",
-                       "ema", "teacher_view"),
-           "same_t": ("mask_ratio", "mask_noise", "teacher_view")}
+                       "ema", "teacher_view", "timesteps"),
+           "same_t": ("mask_ratio", "mask_noise", "teacher_view", "timesteps")}
 
 
 def relevant(cfg: SelfFlowConfig, variant: str) -> SelfFlowConfig:
@@ -106,16 +106,20 @@ def relevant(cfg: SelfFlowConfig, variant: str) -> SelfFlowConfig:
     return with_train(cfg, **canon)
 
 
-def trained(cfg: SelfFlowConfig, variant: str, seed: int, progress=None) -> dict:
-    """The trained ``variant`` (state dict + loss curve), cached per config and seed."""
+def trained(cfg: SelfFlowConfig, variant: str, seed: int, progress=None,
+            device: str = "cpu") -> dict:
+    """The trained ``variant`` (state dict + loss curve), cached per config, seed and device
+    type (a CUDA model never overwrites the CPU one; the CPU key is unchanged)."""
     cfg = relevant(cfg, variant)
     d = data(cfg, seed)
-    return cached(PAPER, f"model-{variant}", cfg.train, seed, CACHE_VERSION,
-                  lambda: train(variant, d["x_train"], cfg.train, seed, progress))
+    return cached(PAPER, device_key(f"model-{variant}", device), cfg.train, seed,
+                  CACHE_VERSION,
+                  lambda: train(variant, d["x_train"], cfg.train, seed, progress, device))
 
 
 def probe_inputs(x: torch.Tensor, tau: float, masked: float, seed: int) -> tuple:
-    """Noised probe inputs ``(x_tau [N, T, 4], tau [N, T])``, seeded by ``seed`` only."""
+    """Noised probe inputs ``(x_tau [N, T, 4], tau [N, T])``, seeded by ``seed`` only (on
+    the CPU)."""
     g = torch.Generator().manual_seed(20_000 + seed)
     eps = torch.randn(x.shape, generator=g)
     taus = torch.full(x.shape[:2], tau)
@@ -138,21 +142,25 @@ def probe_accuracy(f_train: np.ndarray, y_train, f_test: np.ndarray, y_test, c: 
 
 def pooled_features(model, x: torch.Tensor, tau: float, masked: float, seed: int,
                     impl_batch: int = 512) -> np.ndarray:
-    """Mean-pooled block outputs ``[depth, N, dim]`` at a probe setting."""
+    """Mean-pooled block outputs ``[depth, N, dim]`` at a probe setting (inputs drawn on the
+    CPU, the forward pass where ``model`` is: on CUDA through the Triton ``ln_modulate``)."""
     xt, taus = probe_inputs(x, tau, masked, seed)
+    dev = next(model.parameters()).device
+    xt, taus = xt.to(dev), taus.to(dev)
     out = [model.features(xt[i:i + impl_batch], taus[i:i + impl_batch]).mean(dim=2)
            for i in range(0, len(x), impl_batch)]
-    return torch.cat(out, dim=1).numpy()
+    return torch.cat(out, dim=1).cpu().numpy()
 
 
-def evaluate(cfg: SelfFlowConfig, variant: str, seed: int) -> dict:
-    """Probe accuracies per (setting, layer), held-out FM loss, samples and the loss curve."""
+def evaluate(cfg: SelfFlowConfig, variant: str, seed: int, device: str = "cpu") -> dict:
+    """Probe accuracies per (setting, layer), held-out FM loss, samples and the loss curve
+    (cached per config, seed and device type)."""
     cfg = relevant(cfg, variant)
 
     def compute():
         d = data(cfg, seed)
-        res = trained(cfg, variant, seed)
-        model = load_model(res, cfg.train)
+        res = trained(cfg, variant, seed, device=device)
+        model = load_model(res, cfg.train, device)
         rows = []
         for name, tau, masked in PROBES:
             ftr = pooled_features(model, d["x_train"], tau, masked, seed)
@@ -166,7 +174,8 @@ def evaluate(cfg: SelfFlowConfig, variant: str, seed: int) -> dict:
         return {"probes": rows, "fm_loss": heldout_fm_loss(model, d["x_test"], cfg.fm_draws),
                 "samples": unpatchify(smp).numpy(), "curve": res["curve"]}
 
-    return cached(PAPER, f"eval-{variant}", cfg, seed, CACHE_VERSION, compute)
+    return cached(PAPER, device_key(f"eval-{variant}", device), cfg, seed, CACHE_VERSION,
+                  compute)
 
 
 def pixel_probes(cfg: SelfFlowConfig, seed: int) -> list[dict]:
@@ -181,16 +190,18 @@ def pixel_probes(cfg: SelfFlowConfig, seed: int) -> list[dict]:
     return rows
 
 
-def run_all(cfg: SelfFlowConfig, seed: int, variants=VARIANTS, progress=None) -> dict:
+def run_all(cfg: SelfFlowConfig, seed: int, variants=VARIANTS, progress=None,
+            device: str = "cpu") -> dict:
     """Train (or load) and evaluate every variant at one seed: ``{variant: evaluate(...)}``.
 
     ``progress(label)`` is called before each model (tqdm in the notebook)."""
+    resolve_device(device)
     out = {}
     for v in variants:
         if progress is not None:
             progress(v)
-        trained(cfg, v, seed)
-        out[v] = evaluate(cfg, v, seed)
+        trained(cfg, v, seed, device=device)
+        out[v] = evaluate(cfg, v, seed, device)
     return out
 
 

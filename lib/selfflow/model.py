@@ -178,10 +178,12 @@ class TinyDiT(nn.Module):
 
 @torch.no_grad()
 def sample(model: TinyDiT, n: int, steps: int, gen: torch.Generator) -> torch.Tensor:
-    """Euler integration of ``dx/dtau = v`` from noise (tau = 1) to data: ``[n, 16, 4]``."""
-    x = torch.randn(n, N_TOKENS, TOKEN_DIM, generator=gen)
+    """Euler integration of ``dx/dtau = v`` from noise (tau = 1) to data: ``[n, 16, 4]``
+    (on the CPU; computed where ``model``'s parameters are, the noise drawn on the CPU)."""
+    dev = next(model.parameters()).device
+    x = torch.randn(n, N_TOKENS, TOKEN_DIM, generator=gen).to(dev)
     taus = torch.linspace(1.0, 0.0, steps + 1)
     for a, b in zip(taus[:-1], taus[1:]):
-        v = model(x, torch.full((n, N_TOKENS), float(a)))
+        v = model(x, torch.full((n, N_TOKENS), float(a), device=dev))
         x = x + (b - a) * v
-    return x.clamp(-1.5, 1.5)
+    return x.clamp(-1.5, 1.5).cpu()

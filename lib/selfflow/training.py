@@ -19,8 +19,12 @@ one no-grad forward of an EMA teacher per step (extra compute that can only favo
   not attend to each other in the student), the follow-up paper's control.
 
 Loss: ``L = mean_i ||v_theta(x_tau, tau)_i - (eps_i - x_i)||^2 + gamma * mean_i (1 -
-cos(proj(h_S^{l_s})_i, sg(h_T^{l_t})_i))``.  ``teacher_view="student"`` is the mutation (the
-teacher sees the student's noisier view).
+cos(proj(h_S^{l_s})_i, sg(h_T^{l_t})_i))``.  Mutations: ``teacher_view="student"`` (the
+teacher sees the student's noisier view); ``timesteps="per_image"`` (the per-token timesteps
+dropped: the tokens are noised at their own levels but the student DiT is conditioned on each
+image's primary level ``t`` -- the level of the unmasked tokens -- so it cannot tell the
+masked tokens, at ``s``, from the others: the porting bug of a DiT whose adaLN takes one
+``t`` per image).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from icml26.common import check_choice, check_int
+from icml26.common import check_choice, check_int, resolve_device
 from icml26.selfflow.model import N_TOKENS, DiTConfig, TinyDiT, noised
 
 VARIANTS = ("vanilla", "same_t", "selfflow", "selfflow_sep")
@@ -39,6 +43,9 @@ LABELS = {"vanilla": "vanilla FM", "same_t": "same-t self-distillation",
           "selfflow": "Self-Flow", "selfflow_sep": "Self-Flow, attention separated"}
 MASK_NOISE = ("dual", "full")
 TEACHER_VIEWS = ("clean", "student")
+#: timestep conditioning: every token its own level (the paper), or the mutation "per_image"
+#: (the per-token levels dropped: the DiT conditioned on each image's primary level ``t``)
+TIMESTEPS = ("per_token", "per_image")
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class TrainConfig:
     teacher_layer: int = 3
     ema: float = 0.99
     teacher_view: str = "clean"
+    timesteps: str = "per_token"
     log_every: int = 50
 
     def validate(self) -> None:
@@ -68,6 +76,7 @@ class TrainConfig:
         check_int("batch", self.batch, 2, 4096)
         check_choice("mask_noise", self.mask_noise, MASK_NOISE)
         check_choice("teacher_view", self.teacher_view, TEACHER_VIEWS)
+        check_choice("timesteps", self.timesteps, TIMESTEPS)
         check_int("student_layer", self.student_layer, 0, self.model.depth - 1)
         check_int("teacher_layer", self.teacher_layer, 0, self.model.depth - 1)
         if not 0.0 < self.mask_ratio < 1.0:
@@ -91,7 +100,8 @@ def token_mask(b: int, ratio: float, gen: torch.Generator) -> torch.Tensor:
 
 
 def views(variant: str, b: int, cfg: TrainConfig, gen: torch.Generator) -> dict:
-    """Per-token noise levels of the student (``tau_s``) and teacher (``tau_t``), the mask.
+    """Per-token noise levels of the student (``tau_s``) and teacher (``tau_t``), the mask
+    and each image's primary level ``t``.
 
     Every variant draws the same random numbers in the same order, so equal seeds give the
     same images, noise and first time ``t`` to all four models.
@@ -101,14 +111,22 @@ def views(variant: str, b: int, cfg: TrainConfig, gen: torch.Generator) -> dict:
     mask = token_mask(b, cfg.mask_ratio, gen)
     full = t[:, None].expand(b, N_TOKENS)
     if variant in ("vanilla", "same_t"):
-        return {"tau_s": full, "tau_t": full, "mask": torch.zeros_like(mask)}
+        return {"tau_s": full, "tau_t": full, "mask": torch.zeros_like(mask), "t": t}
     lo, hi = torch.minimum(t, s)[:, None], torch.maximum(t, s)[:, None]
     if cfg.mask_noise == "full":
         tau_s = torch.where(mask, torch.ones_like(full), hi.expand(b, N_TOKENS))
     else:  # the paper: tokens in M at s, the others at t (per-token marginal = vanilla's)
         tau_s = torch.where(mask, s[:, None].expand(b, N_TOKENS), full)
     tau_t = tau_s if cfg.teacher_view == "student" else lo.expand(b, N_TOKENS)
-    return {"tau_s": tau_s, "tau_t": tau_t, "mask": mask}
+    return {"tau_s": tau_s, "tau_t": tau_t, "mask": mask, "t": t}
+
+
+def conditioning(tau: torch.Tensor, t: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
+    """The levels the DiT is conditioned on: ``tau [B, T]`` itself, or under the mutation
+    ``timesteps="per_image"`` each image's primary level ``t [B]`` on every token."""
+    if cfg.timesteps == "per_token":
+        return tau
+    return t[:, None].expand_as(tau)
 
 
 def projector(dim: int) -> nn.Module:
@@ -116,17 +134,25 @@ def projector(dim: int) -> nn.Module:
 
 
 def train(variant: str, x_train: torch.Tensor, cfg: TrainConfig, seed: int,
-          progress=None) -> dict:
-    """Train one model; ``{"state": state_dict, "curve": [(step, fm, align)], ...}``.
+          progress=None, device: str = "cpu") -> dict:
+    """Train one model; ``{"state": state_dict (on the CPU), "curve": [(step, fm, align)],
+    ...}``.
 
-    ``progress(i, n)`` is called every ``log_every`` steps (the dashboard's bar).
+    ``progress(i, n)`` is called every ``log_every`` steps (the dashboard's bar).  ``device``:
+    where the model and batches live; parameters are initialised and every random number is
+    drawn on the CPU (the seed's generators) and then moved, so a CUDA run sees the same
+    batches, noise and initial weights.
     """
+    dev = resolve_device(device)
     check_choice("variant", variant, VARIANTS)
     cfg.validate()
     torch.manual_seed(seed)  # parameter init
     model = TinyDiT(cfg.model)
     distil = variant != "vanilla"
     proj = projector(cfg.model.dim)
+    model.to(dev)
+    proj.to(dev)
+    x_train = x_train.to(dev)
     params = list(model.parameters()) + (list(proj.parameters()) if distil else [])
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -136,11 +162,12 @@ def train(variant: str, x_train: torch.Tensor, cfg: TrainConfig, seed: int,
     curve, run_fm, run_al = [], 0.0, 0.0
     for step in range(cfg.steps):
         idx = torch.randint(0, x_train.shape[0], (cfg.batch,), generator=gen)
-        x = x_train[idx]
-        eps = torch.randn(x.shape, generator=gen)
-        v = views(variant, cfg.batch, cfg, gen)
+        x = x_train[idx.to(dev)]
+        eps = torch.randn(x.shape, generator=gen).to(dev)
+        v = {k: t.to(dev) for k, t in views(variant, cfg.batch, cfg, gen).items()}
         group = v["mask"].long() if variant == "selfflow_sep" else None
-        pred, feats = model.run(noised(x, eps, v["tau_s"]), v["tau_s"], group)
+        cond = conditioning(v["tau_s"], v["t"], cfg)
+        pred, feats = model.run(noised(x, eps, v["tau_s"]), cond, group)
         fm = ((pred - (eps - x)) ** 2).mean()
         loss, al = fm, torch.zeros(())
         if distil:
@@ -170,24 +197,28 @@ def train(variant: str, x_train: torch.Tensor, cfg: TrainConfig, seed: int,
                 progress(step + 1, cfg.steps)
     if not torch.isfinite(torch.tensor([c[1] for c in curve])).all():
         raise FloatingPointError(f"{variant}: training diverged (non-finite FM loss)")
-    return {"state": model.state_dict(), "curve": curve, "variant": variant}
+    state = {k: t.cpu() for k, t in model.state_dict().items()}  # CPU: a no-op
+    return {"state": state, "curve": curve, "variant": variant}
 
 
-def load_model(result: dict, cfg: TrainConfig) -> TinyDiT:
+def load_model(result: dict, cfg: TrainConfig, device: str = "cpu") -> TinyDiT:
     model = TinyDiT(cfg.model)
     model.load_state_dict(result["state"])
-    return model.eval()
+    return model.to(resolve_device(device)).eval()
 
 
 @torch.no_grad()
 def heldout_fm_loss(model: TinyDiT, x: torch.Tensor, draws: int = 8, seed: int = 123) -> float:
     """Flow-matching loss on held-out images at uniform per-image ``tau`` (a stratified grid
-    of ``draws`` levels per image, fixed noise: the same for every model, a paired test)."""
+    of ``draws`` levels per image, fixed noise: the same for every model, a paired test).
+    Runs where ``model``'s parameters are (noise drawn on the CPU, then moved)."""
     gen = torch.Generator().manual_seed(seed)
+    dev = next(model.parameters(), torch.zeros(())).device
+    x = x.to(dev)
     total = 0.0
     for j in range(draws):
-        u = (j + torch.rand(x.shape[0], generator=gen)) / draws
-        eps = torch.randn(x.shape, generator=gen)
+        u = ((j + torch.rand(x.shape[0], generator=gen)) / draws).to(dev)
+        eps = torch.randn(x.shape, generator=gen).to(dev)
         tau = u[:, None].expand(-1, N_TOKENS)
         total += float(((model(noised(x, eps, tau), tau) - (eps - x)) ** 2).mean())
     return total / draws

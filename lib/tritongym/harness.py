@@ -352,14 +352,9 @@ def _from_dict(d: dict) -> VerifyResult:
 def verify_device(device: str | None = None) -> str:
     """Where ``verify_many`` runs candidates: ``"cuda"`` (compiled kernels) or ``"cpu"`` (the
     Triton interpreter); None picks CUDA whenever torch sees a GPU."""
-    if device is None:
-        return "cuda" if _use_cuda() else "cpu"
-    kind = torch.device(device).type
-    if kind not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
-    if kind == "cuda" and not _use_cuda():
-        raise ValueError(f"device (--device) {device!r} asked for, but torch sees no CUDA GPU")
-    return kind
+    from icml26.common import resolve_device
+
+    return ("cuda" if _use_cuda() else "cpu") if device is None else resolve_device(device).type
 
 
 def verify_many(jobs: list[tuple[str, str]], device: str | None = None) -> list[VerifyResult]:
