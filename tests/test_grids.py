@@ -230,12 +230,6 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
 BLOCKED_SEEDS = {3: "top-K@4 4.26 px vs GridS@4 5.33 px", 4: "top-K@4 3.52 px vs GridS@4 4.28 px"}
 
 
-def test_registry_status_matches_the_blocked_seeds():
-    from icml26 import papers
-
-    status = papers.get("grids").status
-    assert status == ("blocked" if BLOCKED_SEEDS else "reproduced"), status
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(

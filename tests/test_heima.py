@@ -190,11 +190,6 @@ BLOCKED_ON = {0: "Heima's thinking tokens do not learn the second hop in 600 ste
               1: "as on seed 0"}
 
 
-def test_registry_status_matches_the_blocked_seeds():
-    from icml26 import papers
-
-    assert papers.get("heima").status == ("blocked" if BLOCKED_ON else "reproduced")
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.xfail(

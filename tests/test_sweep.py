@@ -248,7 +248,8 @@ def test_claims_gain_the_hold_rate_column_when_a_sweep_exists(tmp_path, monkeypa
     monkeypatch.setenv("ICML26_SWEEPS", str(tmp_path / "sweeps"))
     real = [Claim("recruitment", n, "s", 0.0, "<=", 1e-6, True)
             for n in ("greedy_exact", "bound_monotone")]  # the table, not the paper, is tested
-    monkeypatch.setattr(papers.Paper, "claims", lambda self, seed=0, scale="quick", device="cpu": real)
+    monkeypatch.setattr(papers.Paper, "claims",
+                        lambda self, seed=0, scale="quick", device="cpu": real)
     rows = [sweep.error_row("recruitment", s, "quick", "x") | dict(
         claim="greedy_exact", measured=0.0, op="<=", threshold=1e-6, holds=s != 2,
         expected=True, error=None) for s in range(3)]
