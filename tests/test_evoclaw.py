@@ -242,6 +242,7 @@ def test_expected_claims_hold(seed):
 
 
 @pytest.mark.slow
+@pytest.mark.mutation("evoclaw", "continuous_drop")
 def test_mutation_grading_on_reference_dependencies_fails_continuous_drop(tmp_path,
                                                                          monkeypatch):
     """Mutation (the issue's): grade continuous runs with dependencies reset to the
@@ -254,6 +255,7 @@ def test_mutation_grading_on_reference_dependencies_fails_continuous_drop(tmp_pa
     assert abs(drop.measured) < 0.02 and "mutation" in drop.note
 
 
+@pytest.mark.mutation("evoclaw", "isolated_is_competence")
 def test_mutation_tests_that_miss_bugs_fail_isolated_is_competence(tmp_path, monkeypatch):
     """Mutation: a harness whose tests use one one-element input ([6], unchanged by many of
     the bugs) passes buggy code, so the isolated score exceeds p and the sanity claim fails."""
@@ -269,6 +271,65 @@ def test_mutation_tests_that_miss_bugs_fail_isolated_is_competence(tmp_path, mon
     experiments.repo_oracle.cache_clear()  # drop the mutated oracles
     assert not out["isolated_is_competence"].holds
     assert out["isolated_is_competence"].measured > 0.05
+
+
+def reconstruction_claims(cfg, seed=0):
+    """The reconstruction claims alone (the evolution experiment stubbed out: NaN claims)."""
+    mod = importlib.import_module("icml26.evoclaw.claims")
+
+    def skipped(*a, **k):
+        raise RuntimeError("not this test's experiment")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mod, "figure_evolution_data", skipped)
+        return {c.name: c for c in evoclaw.claims_for(cfg, seed)}
+
+
+@pytest.mark.mutation("evoclaw", "dag_recovered", "edges_recovered")
+def test_mutation_clustering_without_co_change_fails_reconstruction(tmp_path, monkeypatch):
+    """Mutation: the co-change signal dropped (the commits' files never read; messages and
+    time only): milestones blur (ARI ~0.3-0.5) and their edges with them."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    cfg = replace(evoclaw.config_for("quick"), noise_grid=(0.2,))
+    out = reconstruction_claims(cfg)
+    assert out["dag_recovered"].holds and out["edges_recovered"].holds
+    out = reconstruction_claims(replace(cfg, recon=ReconConfig(w_files=0.0)))
+    for name in ("dag_recovered", "edges_recovered"):
+        assert out[name].expected and not out[name].holds, (name, out[name].measured)
+
+
+@pytest.mark.mutation("evoclaw", "edges_recovered")
+def test_mutation_reversed_def_use_edges_fail_edges_recovered(tmp_path, monkeypatch):
+    """Mutation: def/use read backwards (an edge from the user to the definer): the
+    clustering is untouched, the DAG's edges all point the wrong way."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    rec = importlib.import_module("icml26.evoclaw.reconstruct")
+    forward = rec.recover_edges
+    monkeypatch.setattr(rec, "recover_edges",
+                        lambda h, labels, m=2: {(b, a) for a, b in forward(h, labels, m)})
+    out = reconstruction_claims(replace(evoclaw.config_for("quick"), noise_grid=(0.2,)))
+    assert out["dag_recovered"].holds
+    assert out["edges_recovered"].expected and not out["edges_recovered"].holds
+    assert out["edges_recovered"].measured < 0.2
+
+
+def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
+    """``device="cuda"`` without a GPU: a ValueError naming --device before any work (the
+    computation is numpy on the CPU, but the argument is validated like every paper's)."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    mod = importlib.import_module("icml26.evoclaw.claims")
+
+    def no_work(*a, **k):
+        raise AssertionError("work started before the device was checked")
+
+    monkeypatch.setattr(mod, "figure_reconstruction_data", no_work)
+    monkeypatch.setattr(mod, "figure_evolution_data", no_work)
+    with pytest.raises(ValueError, match="--device"):
+        evoclaw.claims(0, device="cuda")
+    assert evoclaw.claims_for(EvoConfig(), 0, device="cpu")  # NaN claims, no exception
 
 
 def test_a_failing_computation_reports_nan_claims(tmp_path, monkeypatch):

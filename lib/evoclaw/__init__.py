@@ -4,8 +4,10 @@ Gangda Deng, Zhaoling Chen, ..., Xiangru Tang, Xingyao Wang.  "EvoClaw: Evaluati
 on Continuous Software Evolution", ICML 2026, https://arxiv.org/abs/2603.13428 (code:
 github EvoClaw-Bench/EvoClaw, DeepCommit-ai/DeepCommit).  Tier C: no LLM agent runs here and
 no real repository is used, so the paper's numbers (> 80% of milestones resolved in isolation,
-<= 38% in continuous runs, 12 models x 4 frameworks) are NOT reproduced.  What is reproduced
-is the machinery and the mechanism behind the headline:
+<= 38% in continuous runs, 12 models x 4 frameworks) are NOT reproduced, and nothing here is
+evidence about how LLM agents behave.  What is reproduced is the machinery (the harness):
+milestone reconstruction, and grading that lets errors propagate, exercised by a simulated
+agent whose error rate is set by hand:
 
 (A) DeepCommit-like milestone reconstruction (:mod:`.history`, :mod:`.reconstruct`):
 synthetic repositories with known milestones and a known dependency DAG produce noisy commit
@@ -23,6 +25,9 @@ with no pass-to-pass regression.  Isolated mode starts every milestone from the 
 code, continuous mode from the agent's own state, so an upstream bug fails downstream tests:
 
     isolated  ~ p                  continuous(k) ~ p ^ (1 + |ancestors(k)|)   (beta = 1)
+
+so the continuous drop (claim ``continuous_drop``, a ``check``) follows from the agent model
+by construction: it tests that the harness propagates errors, not that agents struggle.
 
 Figures (``notebooks/evoclaw.ipynb``): F1 ARI / edge F1 vs noise; F2 resolve rate by
 milestone index, isolated vs continuous; F3 test recall / precision as milestones accumulate;

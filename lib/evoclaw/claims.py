@@ -1,13 +1,22 @@
 """The claims of ``evoclaw``: the claim rows and how each is measured from the experiments.
 
-Binding (expected on seeds 0-4 at quick scale): milestone recovery (ARI), edge recovery
-(F1), the continuous-mode drop.  Reported: isolated score equals competence (a sanity check of
-the harness: every bug is caught, the reference passes).
+Tier C: a harness, not the paper's result. No LLM agent runs and no real repository is used,
+so the abstract's numbers (> 80% of milestones resolved in isolation, at most 38% in
+continuous runs, 12 frontier models x 4 frameworks) are NOT measured here. What is
+reproduced is the machinery: DeepCommit-like milestone reconstruction from noisy (synthetic)
+commit logs, and grading that carries an agent's own code state from milestone to milestone.
+
+Headlines (the abstract's DeepCommit, "reconstructs verifiable Milestone DAGs from noisy
+commit logs", on synthetic logs): ``dag_recovered`` (the milestones), ``edges_recovered``
+(their dependencies). Checks (harness self-tests): ``continuous_drop`` (the grading
+propagates upstream errors; the drop's size is built into the simulated agent, so it is NOT
+evidence about LLM agents) and ``isolated_is_competence`` (the tests catch every bug).
 """
 
 from __future__ import annotations
 
 from icml26.claims import Claim, ClaimTable
+from icml26.common import resolve_device
 from icml26.evoclaw.experiments import (
     PAPER,
     EvoConfig,
@@ -16,31 +25,40 @@ from icml26.evoclaw.experiments import (
     figure_reconstruction_data,
 )
 
-#: name: (statement, op, threshold, expected)
+#: name: (statement, op, threshold, expected, role)
 CLAIM_SPECS = {
-    "dag_recovered": ("Milestones are recovered from noisy commit logs: adjusted Rand index "
-                      "of the commit clustering at noise 0.2, worst repository, >= 0.8",
-                      ">=", 0.8, True),
-    "edges_recovered": ("The milestone dependency DAG is recovered from symbol def/use: edge "
-                        "F1 at noise 0.2, worst repository, >= 0.7", ">=", 0.7, True),
-    "continuous_drop": ("Continuous evaluation scores far below isolated evaluation: isolated "
-                        "- continuous resolve rate at p = 0.85 >= 0.2 (errors propagate)",
-                        ">=", 0.2, True),
-    "isolated_is_competence": ("Isolated evaluation measures competence: |isolated resolve "
-                               "rate - p| <= 0.03 (the tests catch every bug, the reference "
-                               "passes)", "<=", 0.03, True),
+    "dag_recovered": ('"reconstructs verifiable Milestone DAGs from noisy commit logs" '
+                      "(DeepCommit's task, on synthetic logs with known milestones): adjusted "
+                      "Rand index of the commit clustering at noise 0.2, worst repository, "
+                      ">= 0.8", ">=", 0.8, True, "headline"),
+    "edges_recovered": ('"reconstructs verifiable Milestone DAGs from noisy commit logs": the '
+                        "dependency edges, from symbol def/use on synthetic logs: edge F1 at "
+                        "noise 0.2, worst repository, >= 0.7", ">=", 0.7, True, "headline"),
+    "continuous_drop": ("Harness check, not the paper's LLM result: continuous grading carries "
+                        "the agent's own code state, so an upstream bug fails downstream "
+                        "tests; a simulated agent of per-milestone competence p = 0.85 "
+                        "(independent errors, built in) scores >= 0.2 lower continuous than "
+                        "isolated", ">=", 0.2, True, "check"),
+    "isolated_is_competence": ("Harness check: isolated evaluation measures competence, "
+                               "|isolated resolve rate - p| <= 0.03 (the tests catch every "
+                               "bug, the reference passes)", "<=", 0.03, True, "check"),
 }
 RECON_CLAIMS = ("dag_recovered", "edges_recovered")
 EVOLUTION_CLAIMS = ("continuous_drop", "isolated_is_competence")
 
 
-def claims(seed: int = 0, scale: str = "quick") -> list[Claim]:
-    """Every claim of the paper at ``scale``, recomputed for ``seed``."""
-    return claims_for(config_for(scale), seed)
+def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
+    """Every claim of the paper at ``scale``, recomputed for ``seed``. ``device`` is
+    validated, but the computation (numpy, scikit-learn and generated Python whose tests are
+    really run) is on the CPU whatever the device."""
+    resolve_device(device)
+    return claims_for(config_for(scale), seed, device)
 
 
-def claims_for(cfg: EvoConfig, seed: int = 0) -> list[Claim]:
-    """The claims for an explicit config (the mutation test sets ``reset_dependencies``)."""
+def claims_for(cfg: EvoConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
+    """The claims for an explicit config (the mutation test sets ``reset_dependencies``);
+    CPU computation whatever ``device`` (validated)."""
+    resolve_device(device)
     table = ClaimTable(PAPER, CLAIM_SPECS)
     with table.guard(RECON_CLAIMS):
         rows = [r for r in figure_reconstruction_data(cfg, seed)
@@ -76,8 +94,12 @@ def claims_for(cfg: EvoConfig, seed: int = 0) -> list[Claim]:
             if cfg.reset_dependencies else ""
         table.add("continuous_drop", iso["score"] - con["score"],
                   f"isolated {iso['score']:.3f}, continuous {con['score']:.3f} pooled over "
-                  f"{how}; per-package drop {min(per):.3f}-{max(per):.3f}; paper: > 80% "
-                  f"isolated vs <= 38% continuous for real LLM agents{mutation}")
+                  f"{how}; per-package drop {min(per):.3f}-{max(per):.3f}. Reproduced: the "
+                  "harness (continuous runs start from the agent's own state, upstream errors "
+                  "propagate through really-run tests). NOT reproduced: an LLM agent's "
+                  "behaviour; the simulated agent errs independently with probability 1 - p, "
+                  "so the drop (~ p^(1+|ancestors|) vs p) is built in by construction. Paper: "
+                  f"> 80% isolated vs <= 38% continuous for real LLM agents{mutation}")
         n_graded = cfg.n_repos * cfg.n_trajectories * cfg.pkg_milestones
         se = (cfg.p * (1 - cfg.p) / n_graded) ** 0.5
         table.add("isolated_is_competence", abs(iso["score"] - cfg.p),

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -85,6 +85,14 @@ class Vocabulary:
         return Vocabulary(self.proto, self.pieces, index, lp, self.unk, min(max_len,
                                                                             self.max_len))
 
+    def to(self, device) -> Vocabulary:
+        """The same vocabulary with ``log_p0`` on ``device`` (itself when already there)."""
+        dev = torch.device(device)
+        if self.log_p0.device == dev:
+            return self
+        return Vocabulary(self.proto, self.pieces, self.index, self.log_p0.to(dev), self.unk,
+                          self.max_len)
+
 
 _PROCESSORS: dict[int, object] = {}
 
@@ -134,8 +142,9 @@ class Lattice:
     lengths: torch.Tensor
 
 
-def build_lattice(vocab: Vocabulary, texts: list[str]) -> Lattice:
-    """Every piece occurrence of every (normalised) text, as a padded edge tensor."""
+def build_lattice(vocab: Vocabulary, texts: list[str], device=None) -> Lattice:
+    """Every piece occurrence of every (normalised) text, as a padded edge tensor (built on
+    the CPU, then moved to ``device``; default: where ``vocab.log_p0`` lives)."""
     norm = [vocab.normalize(t) for t in texts]
     n_t = max((len(s) for s in norm), default=1) or 1
     n_l = vocab.max_len
@@ -150,7 +159,9 @@ def build_lattice(vocab: Vocabulary, texts: list[str]) -> Lattice:
                     row[ln - 1] = v
             if row[0] < 0:
                 row[0] = unk
-    return Lattice(torch.from_numpy(edges), torch.tensor([len(s) for s in norm]))
+    dev = vocab.log_p0.device if device is None else torch.device(device)
+    return Lattice(torch.from_numpy(edges).to(dev),
+                   torch.tensor([len(s) for s in norm]).to(dev))
 
 
 def log_likelihood(lat: Lattice, logp: torch.Tensor, score: str = "marginal",
@@ -158,7 +169,7 @@ def log_likelihood(lat: Lattice, logp: torch.Tensor, score: str = "marginal",
     """``log p_k(x_b)`` (or the Viterbi score) of every text under every row of
     ``logp [K, V]``: ``[B, K]``."""
     alpha = lattice_forward(lat.edges, logp, "log" if score == "marginal" else "max", impl)
-    return alpha[torch.arange(alpha.shape[0]), lat.lengths]
+    return alpha[torch.arange(alpha.shape[0], device=alpha.device), lat.lengths]
 
 
 def expected_counts(lat: Lattice, logp: torch.Tensor, impl: str = "auto") -> torch.Tensor:
@@ -168,21 +179,59 @@ def expected_counts(lat: Lattice, logp: torch.Tensor, impl: str = "auto") -> tor
     alpha = lattice_forward(lat.edges, logp, "log", impl)[..., 0]  # [B, T+1]
     rev = lattice_forward(reverse_edges(lat.edges, lat.lengths), logp, "log", impl)[..., 0]
     n_b, n_t, n_l = lat.edges.shape
-    b = torch.arange(n_b)[:, None]
-    s = torch.arange(n_t + 1)[None, :]
+    dev = lat.edges.device
+    b = torch.arange(n_b, device=dev)[:, None]
+    s = torch.arange(n_t + 1, device=dev)[None, :]
     beta = rev[b, (lat.lengths[:, None] - s).clamp(0, n_t)]  # beta[b, s] = rev[b, n - s]
     beta = torch.where(s <= lat.lengths[:, None], beta, torch.full_like(beta, -math.inf))
-    log_z = alpha[torch.arange(n_b), lat.lengths]  # [B]
-    t = torch.arange(1, n_t + 1)[None, :, None]
-    ln = torch.arange(1, n_l + 1)[None, None, :]
+    log_z = alpha[torch.arange(n_b, device=dev), lat.lengths]  # [B]
+    t = torch.arange(1, n_t + 1, device=dev)[None, :, None]
+    ln = torch.arange(1, n_l + 1, device=dev)[None, None, :]
     ok = (lat.edges >= 0) & (ln <= t)  # an edge starting before the text is none
     start = (t - ln).clamp_min(0).expand_as(lat.edges)
-    bb = torch.arange(n_b)[:, None, None].expand_as(lat.edges)
+    bb = torch.arange(n_b, device=dev)[:, None, None].expand_as(lat.edges)
     post = (alpha[bb, start] + logp[0][lat.edges.clamp_min(0)]
             + beta[bb, t.expand_as(lat.edges)] - log_z[:, None, None])
     post = torch.where(ok, post.exp(), torch.zeros_like(post))
-    counts = torch.zeros(logp.shape[1], dtype=logp.dtype)
+    counts = torch.zeros(logp.shape[1], dtype=logp.dtype, device=logp.device)
     return counts.index_add_(0, lat.edges[ok], post[ok])
+
+
+def expected_counts_rows(lat: Lattice, logp: torch.Tensor, rows: torch.Tensor,
+                         impl: str = "auto") -> torch.Tensor:
+    """E-step of many distributions at once: text ``b``'s expected piece counts under each of
+    its rows ``rows[b, j]`` of ``logp [R, V]``, summed per row: ``[R, V]``.
+
+    One forward and one backward pass over the whole batch and every row (the tuning grid's
+    languages x alphas); each text then keeps only its own rows. The same sums as
+    :func:`expected_counts` per (row, texts), up to the order of float additions."""
+    fwd = lattice_forward(lat.edges, logp, "log", impl)  # [B, T+1, R]
+    rev = lattice_forward(reverse_edges(lat.edges, lat.lengths), logp, "log", impl)
+    n_b, n_t, n_l = lat.edges.shape
+    n_j = rows.shape[1]
+    dev = lat.edges.device
+    alpha = torch.take_along_dim(fwd, rows[:, None, :], dim=2)  # [B, T+1, J]
+    rev = torch.take_along_dim(rev, rows[:, None, :], dim=2)
+    s = torch.arange(n_t + 1, device=dev)[None, :]
+    back = (lat.lengths[:, None] - s).clamp(0, n_t)  # beta[b, s] = rev[b, n - s]
+    beta = torch.take_along_dim(rev, back[:, :, None].expand(-1, -1, n_j), dim=1)
+    beta = torch.where((s <= lat.lengths[:, None])[..., None], beta,
+                       torch.full_like(beta, -math.inf))
+    log_z = alpha[torch.arange(n_b, device=dev), lat.lengths]  # [B, J]
+    t = torch.arange(1, n_t + 1, device=dev)[None, :, None]
+    ln = torch.arange(1, n_l + 1, device=dev)[None, None, :]
+    ok = (lat.edges >= 0) & (ln <= t)  # [B, T, L]
+    start = (t - ln).clamp_min(0).expand_as(lat.edges).reshape(n_b, n_t * n_l)
+    a_start = torch.take_along_dim(alpha, start[:, :, None].expand(-1, -1, n_j), dim=1)
+    edge = lat.edges.clamp_min(0)
+    w = logp[rows[:, None, None, :], edge[..., None]]  # [B, T, L, J]
+    post = (a_start.reshape(n_b, n_t, n_l, n_j) + w + beta[:, 1:, None, :]
+            - log_z[:, None, None, :])
+    okj = ok[..., None].expand_as(post)
+    flat = (rows[:, None, None, :] * logp.shape[1] + edge[..., None]).expand_as(post)
+    counts = torch.zeros(logp.numel(), dtype=logp.dtype, device=logp.device)
+    counts.index_add_(0, flat[okj], post[okj].exp())
+    return counts.view_as(logp)
 
 
 def m_step(counts: torch.Tensor, log_p0: torch.Tensor, alpha: float, prior: str
@@ -242,11 +291,62 @@ class UniLID:
 
 
 def fit(vocab: Vocabulary, cfg: ModelConfig, train: dict[str, list[str]],
-        impl: str = "auto") -> UniLID:
-    """UniLID with every language of ``train`` added (in order)."""
+        impl: str = "auto", device=None) -> UniLID:
+    """UniLID with every language of ``train`` added (in order); its tensors on ``device``
+    (default: where ``vocab`` lives)."""
     cfg.validate()
     v = vocab.restricted(cfg.max_len) if cfg.max_len < vocab.max_len else vocab
+    if device is not None:
+        v = v.to(device)
     model = UniLID(v, cfg)
     for code, texts in train.items():
         model.add_language(code, texts, impl)
     return model
+
+
+def tune(vocab: Vocabulary, cfg: ModelConfig, train: dict[str, list[str]],
+         valid: dict[str, list[str]], alphas: tuple[float, ...], iters: tuple[int, ...],
+         impl: str = "auto", device=None, chunk: int = 16) -> tuple[tuple[float, int], dict]:
+    """UniLID's ``alpha`` x ``em_iters`` grid scored on ``valid`` (the baselines' split).
+
+    Each EM iteration runs every alpha of a language at once (:func:`expected_counts_rows`,
+    one forward and one backward pass per language); after each iteration of ``iters`` the
+    validation texts (in chunks of similar length) are scored under every (alpha, language)
+    row, with the model's normaliser and score exactly as :meth:`UniLID.log_probs` /
+    :meth:`UniLID.scores`. Returns the best ``(alpha, iters)`` (first on ties, in the order
+    alpha then iterations) and ``{(alpha, iters): validation accuracy}``."""
+    cfg.validate()
+    if not alphas or not iters or min(iters) < 1:
+        raise ValueError(f"the grid needs alphas and iterations >= 1, got {alphas}, {iters}")
+    v = vocab.restricted(cfg.max_len) if cfg.max_len < vocab.max_len else vocab
+    if device is not None:
+        v = v.to(device)
+    dev = v.log_p0.device
+    langs = list(train)
+    n_a, n_k, n_v = len(alphas), len(langs), v.log_p0.shape[0]
+    lats = [build_lattice(v, train[code]) for code in langs]
+    val = sorted(((t, code) for code, ts in valid.items() for t in ts), key=lambda x: len(x[0]))
+    val_lats = [build_lattice(v, [t for t, _ in val[i:i + chunk]])
+                for i in range(0, len(val), chunk)]
+    gold = [code for _, code in val]
+    mine = [torch.arange(n_a, device=dev).expand(len(train[code]), n_a) for code in langs]
+    logp = [v.log_p0.expand(n_a, n_v).clone() for _ in langs]  # [A, V] per language
+    acc: dict[tuple[float, int], float] = {}
+    for it in range(1, max(iters) + 1):
+        models = [UniLID(v, replace(cfg, alpha=float(a), em_iters=it)) for a in alphas]
+        for i, code in enumerate(langs):
+            counts = expected_counts_rows(lats[i], logp[i], mine[i], impl)  # [A, V]
+            for a, m in enumerate(models):
+                m.smoothed[code] = m_step(counts[a], v.log_p0, m.cfg.alpha, cfg.prior)
+            logp[i] = torch.stack([(m.smoothed[code] / m.smoothed[code].sum()).log()
+                                   for m in models])
+        if it in iters:
+            lp = torch.cat([m.log_probs() for m in models])  # [A * K, V]
+            sc = torch.cat([log_likelihood(lat, lp, cfg.score, impl) for lat in val_lats])
+            best = sc.view(-1, n_a, n_k).argmax(2).cpu()  # [B, A]
+            for a, alpha in enumerate(alphas):
+                hits = sum(langs[j] == g for j, g in zip(best[:, a].tolist(), gold))
+                acc[(float(alpha), it)] = hits / max(1, len(gold))
+    order = [(float(a), it) for a in alphas for it in sorted(iters)]
+    top = max(acc[c] for c in order)
+    return next(c for c in order if acc[c] == top), acc
