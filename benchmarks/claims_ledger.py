@@ -23,7 +23,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -50,13 +49,14 @@ def one(slug: str, seed: int, scale: str, device: str) -> list[dict]:
 
 def in_subprocess(slug: str, seed: int, scale: str, device: str, timeout: float) -> list[dict]:
     """:func:`one` in a fresh process (a crash or a hang costs one paper, not the run)."""
-    code = ("import json, sys; sys.path[:0] = [%r]; import claims_ledger as m; "
-            "print(json.dumps(m.one(%r, %d, %r, %r)))"
-            % (str(Path(__file__).parent), slug, seed, scale, device))
+    code = (f"import json, sys; sys.path[:0] = [{str(Path(__file__).parent)!r}]; "
+            f"import claims_ledger as m; "
+            f"print(json.dumps(m.one({slug!r}, {int(seed)}, {scale!r}, {device!r})))")
     start = time.perf_counter()
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=timeout, env={**os.environ, "OMP_NUM_THREADS": "2"})
+                              timeout=timeout)  # the caller's OMP_NUM_THREADS: values
+        # depend on torch's thread count (float reductions, then training), the ledger's on 1
         if done.returncode == 0:
             return json.loads(done.stdout.strip().splitlines()[-1])
         error = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]

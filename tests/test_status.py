@@ -118,9 +118,12 @@ def test_hold_rate_record_is_current(slug):
     assert status.stale(slug) == []
 
 
+COMMITTED_RATES = status.hold_rates_path()
+
+
 def _scratch_copy(tmp_path, monkeypatch, edit):
     path = tmp_path / "hold_rates.csv"
-    shutil.copy(status.hold_rates_path(), path)
+    shutil.copy(COMMITTED_RATES, path)
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     fields = list(rows[0])

@@ -202,7 +202,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{row.slug:18s} {row.label:22s} {row.arxiv or '-':11s} {row.title}")
         for h in row.headlines:
             print(f"{'':18s}   headline {h}")
-        if row.word != "reproduced":
+        if row.word == "blocked":  # a partial paper's reason is its failing headlines above
             print(f"{'':18s}   {row.reason}")
     return 0
 
