@@ -44,7 +44,7 @@ OUT = Path(__file__).with_name("dashboard_latency.csv")
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("slugs", nargs="*", help="papers (default: every reproduced one)")
+    ap.add_argument("slugs", nargs="*", help="papers (default: every built one)")
     ap.add_argument("--presses", type=int, default=21, help="slider presses per app")
     ap.add_argument("--blocks", type=int, default=3,
                     help="interleaved blocks of trivial-app and app presses")
@@ -52,7 +52,7 @@ def main() -> int:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    slugs = args.slugs or [p.slug for p in papers.reproduced()]
+    slugs = args.slugs or [p.slug for p in papers.built()]
     server, port = serve_in_thread(all_apps())
     rows = []
     try:
