@@ -180,3 +180,51 @@ def to_frame(claims: Sequence[Claim]):
 
     return pd.DataFrame([c.to_dict() for c in claims],
                         columns=[*FIELDS, "holds"])
+
+
+class ShownClaims:
+    """A paper's claim table as a notebook shows it: plain text and an HTML table, with the
+    measured value and target to 4 significant digits (:func:`_fmt`).
+
+    Notebooks commit this output (the cell is marked ``# NBVAL_CHECK_OUTPUT``) and CI
+    re-executes them with nbval, which compares it character by character: so the table holds
+    only what the code computes (no timings, paths or ids), and ``notes=True`` (notes can
+    quote long computed numbers) is for an unpinned cell."""
+
+    COLUMNS = ("claim", "role", "measured", "target", "expected", "result")
+
+    def __init__(self, claims: Sequence[Claim], notes: bool = False):
+        self.claims, self.notes = list(claims), notes
+
+    def rows(self) -> list[list[str]]:
+        return [[c.name, c.role, _fmt(c.measured), f"{c.op} {_fmt(c.threshold)}",
+                 "yes" if c.expected else "no", "holds" if c.holds else "FAILS"]
+                for c in self.claims]
+
+    def __repr__(self) -> str:
+        header = [*self.COLUMNS, *(["note"] if self.notes else [])]
+        rows = [r + ([c.note] if self.notes else []) for r, c in zip(self.rows(), self.claims)]
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+                  for i, h in enumerate(header)]
+        lines = ["  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip()
+                 for line in [header, ["-" * w for w in widths], *rows]]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        header = [*self.COLUMNS, "statement", *(["note"] if self.notes else [])]
+        head = "".join(f"<th>{h}</th>" for h in header)
+        body = []
+        for r, c in zip(self.rows(), self.claims):
+            cells = [*r, c.statement, *([c.note] if self.notes else [])]
+            style = "" if c.holds == c.expected else ' style="color:#b00"'
+            body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(v)}</td>" for v in cells)
+                        + "</tr>")
+        return (f'<table class="icml26-claims"><thead><tr>{head}</tr></thead><tbody>'
+                + "".join(body) + "</tbody></table>")
+
+
+def show_claims(claims: Sequence[Claim], notes: bool = False) -> ShownClaims:
+    """The claim table a notebook displays (see :class:`ShownClaims`)."""
+    return ShownClaims(claims, notes)

@@ -39,6 +39,15 @@ say "pytest: lib, kernels (Triton interpreter), dashboards ($(nproc) workers)"
 OMP_NUM_THREADS=1 .venv/bin/python -m pytest tests -n "${TEST_WORKERS:-$(nproc)}" \
   --dist worksteal -p no:cacheprovider --durations=25 --ignore=tests/ui ${PYTEST_ARGS:-}
 
+# Every built paper's notebook re-executed with nbval (one notebook per worker: --dist loadfile),
+# at one thread like the pytest workers above, so the claims come from the shared cache: a
+# failing cell fails, and so does a claim table (the cells marked # NBVAL_CHECK_OUTPUT, committed
+# with their output by `icml26 notebooks --refresh-outputs`) that differs from the computed one.
+say "notebooks: nbval (committed claim tables against the computed ones)"
+OMP_NUM_THREADS=1 .venv/bin/python -m pytest notebooks --nbval-lax --nbval-current-env \
+  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 900 \
+  -n "${TEST_WORKERS:-$(nproc)}" --dist loadfile -p no:cacheprovider -q ${PYTEST_ARGS:-}
+
 # Browser tests one at a time: they share one app server and time what the user sees.
 say "pytest: browser (Chromium)"
 .venv/bin/python -m pytest tests/ui --ui -p no:cacheprovider --durations=10 \

@@ -120,21 +120,49 @@ MISUSES = {
     "serve: port out of range": (["serve", "--port", "99999"], "--port"),
     "serve: port taken": (["serve", "--port", "{taken}"], "--port"),
     "report: --out not writable": (["report", "--out", "/proc/icml26/x"], "--out"),
+    "report: unknown paper": (["report", "--out", "{tmp}/site", "--papers", "nope"],
+                              "unknown paper"),
+    "report: no workers": (["report", "--out", "{tmp}/site", "--workers", "0"], "--workers"),
+    "notebooks: unknown paper": (["notebooks", "nope", "--refresh-outputs"], "unknown paper"),
+    "notebooks: nothing to do": (["notebooks", "recruitment"], "--refresh-outputs"),
+    "claims: unknown scale": (["claims", "recruitment", "--scale", "huge"], "--scale"),
+    "claims: seed not a number": (["claims", "recruitment", "--seed", "x"], "--seed"),
+    "unknown command": (["serv"], "serv"),
     "claims: unknown paper": (["claims", "no_such_paper"], "unknown paper"),
     "claims: negative seed": (["claims", "recruitment", "--seed", "-1"], "--seed"),
     "claims: unknown device": (["claims", "recruitment", "--device", "tpu"], "--device"),
     "sweep: empty seed range": (["sweep", "recruitment", "--seeds", "5:5"], "seed"),
+    "sweep: negative seeds": (["sweep", "recruitment", "--seeds", "-3:2"], "seed"),
+    "sweep: unknown paper": (["sweep", "nope", "--seeds", "0:1"], "unknown paper"),
     "sweep: unreachable scheduler": (["sweep", "recruitment", "--seeds", "0:1", "--scheduler",
                                       "tcp://127.0.0.1:1", "--timeout", "1"], "scheduler"),
 }
 
 
 @pytest.mark.parametrize("argv, needle", MISUSES.values(), ids=list(MISUSES))
-def test_cli_misuse_is_one_line_and_exit_2(argv, needle, capsys, tmp_path):
+def test_cli_misuse_is_one_line_and_exit_2(argv, needle, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may be written: not here, not under --out
+    monkeypatch.setenv("ICML26_SWEEPS", str(tmp_path / "sweeps"))
     sock, port = _taken_port()
     try:
-        code = cli.main([a.replace("{taken}", str(port)) for a in argv])
+        code = cli.main([a.replace("{taken}", str(port)).replace("{tmp}", str(tmp_path))
+                         for a in argv])
     finally:
         sock.close()
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and needle in err, (code, err)
+    assert not captured.out and not list(tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+def test_serve_counts_the_apps_it_serves(monkeypatch, capsys):
+    from icml26.dashboards.app import perf
+
+    served = {}
+    monkeypatch.setattr(perf, "serve", lambda apps, **kw: served.update(apps))
+    sock, port = _taken_port()
+    sock.close()  # a free port
+    assert cli.main(["serve", "--port", str(port)]) == 0
+    routes = [r for r in served if r not in ("/", "/robustness")]
+    assert len(routes) == len(papers.built()) == 19
+    assert f"serving {len(routes)} paper apps" in capsys.readouterr().err

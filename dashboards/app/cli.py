@@ -162,8 +162,9 @@ def _serve(args: argparse.Namespace) -> int:
     apps = {"/": create_index, "/robustness": create_robustness}
     for p in papers.built():
         apps[f"/{p.slug}"] = p.dashboard().create_app
-    print(f"serving {len(papers.built())} papers at http://{args.address}:{args.port}/",
-          file=sys.stderr)
+    n_papers = sum(1 for route in apps if route not in ("/", "/robustness"))
+    print(f"serving {n_papers} paper apps, the index and the robustness page at "
+          f"http://{args.address}:{args.port}/", file=sys.stderr)
     perf.serve(apps, address=args.address, port=args.port, show=args.show,
              allow_websocket_origin=[f"{args.address}:{args.port}", f"localhost:{args.port}"],
              title="icml26")
@@ -176,6 +177,10 @@ def _report(args: argparse.Namespace) -> int:
 
     from icml26.dashboards.app import report
 
+    for slug in args.papers or []:
+        papers.get(slug)  # an unknown paper: one line, before the folder is made
+    if args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     _check_out_folder(args.out)
     os.environ.setdefault("ICML26_SCALE", "quick")
     out = Path(args.out)
@@ -190,6 +195,27 @@ def _report(args: argparse.Namespace) -> int:
               f"{p.held or p.error[:100]}", file=sys.stderr)
     print(f"report: {out / 'index.html'}", file=sys.stderr)
     return 1 if any(not p.ok for p in pages) else 0
+
+
+def _notebooks(args: argparse.Namespace) -> int:
+    import os
+
+    from icml26.dashboards.app import report
+
+    slugs = args.papers or [p.slug for p in papers.built()]
+    for slug in slugs:
+        papers.get(slug)  # an unknown paper: one line, before anything is executed
+    if not args.refresh_outputs:
+        raise ValueError("icml26 notebooks: say what to do (--refresh-outputs)")
+    # the values CI compares are computed at one thread per process (tests/run.sh)
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ.setdefault("ICML26_SCALE", "quick")
+    for slug in slugs:
+        start = time.perf_counter()
+        cells = report.refresh_outputs(slug)
+        print(f"{slug:18s} pinned cells {cells} refreshed in {time.perf_counter() - start:.0f} s",
+              file=sys.stderr)
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -207,9 +233,20 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+class UsageError(ValueError):
+    """A command line argparse rejects (unknown flag or choice, a value of the wrong type)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors as one line naming the command's --help (not a usage block)."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="icml26", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="icml26", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     c = sub.add_parser("claims", help="recompute and print every reproduced paper's claims")
     c.add_argument("slugs", nargs="*", help="papers to run (default: every reproduced one)")
     c.add_argument("--seed", type=int, default=0)
@@ -261,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="execute them on an existing Dask scheduler (tcp://host:8786)")
     r.set_defaults(func=_report)
+    nb = sub.add_parser("notebooks", help="maintain the committed notebooks: --refresh-outputs "
+                        "re-executes them and commits their claim tables (nbval compares them)")
+    nb.add_argument("papers", nargs="*", help="papers (default: every built one)")
+    nb.add_argument("--refresh-outputs", action="store_true",
+                    help="execute each notebook (one thread, quick scale) and keep only the "
+                         "outputs of its # NBVAL_CHECK_OUTPUT cells")
+    nb.set_defaults(func=_notebooks)
     ls = sub.add_parser("list", help="list the 19 papers, their computed status and headline "
                         "claims' hold rates")
     ls.add_argument("--markdown", action="store_true",
@@ -270,8 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except ValueError as e:  # bad slug etc.: a message, not a traceback
         print(f"icml26: {e}", file=sys.stderr)

@@ -87,13 +87,49 @@ def execute(slug: str):
     import nbformat
     from nbclient import NotebookClient
 
-    path = Path(papers.get(slug).notebook)
-    if not path.is_absolute():
-        path = Path(__file__).resolve().parents[2] / path
+    path = notebook_path(slug)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
+
+
+#: the comment that makes nbval compare a cell's output with the committed one
+CHECK_OUTPUT = "# NBVAL_CHECK_OUTPUT"
+
+
+def refresh_outputs(slug: str) -> list[int]:
+    """Execute ``slug``'s notebook and commit only the outputs of its ``# NBVAL_CHECK_OUTPUT``
+    cells (the claim table): every other cell is left without outputs. Returns the indices of
+    the pinned cells. CI re-executes the notebook with nbval and fails when a pinned output
+    differs, so a change that moves a claim must refresh its table (run this with
+    ``OMP_NUM_THREADS=1``, as CI does: values depend on the thread count)."""
+    import nbformat
+
+    path = notebook_path(slug)
+    ran = execute(slug)
+    nb = nbformat.read(path, as_version=4)
+    if [c.source for c in nb.cells] != [c.source for c in ran.cells]:
+        raise RuntimeError(f"{path} changed while it was executed; run again")
+    pinned = []
+    for i, (cell, done) in enumerate(zip(nb.cells, ran.cells)):
+        if cell.cell_type != "code":
+            continue
+        marked = any(line.strip() == CHECK_OUTPUT for line in cell.source.splitlines())
+        # nbval skips a cell without an execution count ("unrun") and fails one with outputs
+        cell.outputs = list(done.outputs) if marked else []
+        cell.execution_count = done.execution_count if marked else None
+        if marked:
+            pinned.append(i)
+    if not pinned:
+        raise ValueError(f"{path}: no cell is marked {CHECK_OUTPUT!r}")
+    nbformat.write(nb, path)
+    return pinned
+
+
+def notebook_path(slug: str) -> Path:
+    path = Path(papers.get(slug).notebook)
+    return path if path.is_absolute() else Path(__file__).resolve().parents[2] / path
 
 
 def _explorer_note(nb, slug: str) -> None:

@@ -1,0 +1,112 @@
+"""The notebooks' committed claim tables (issue 33): each built paper's notebook pins its claim
+table (a cell marked ``# NBVAL_CHECK_OUTPUT``, committed with its output by ``icml26 notebooks
+--refresh-outputs``), CI re-executes it with nbval (``tests/run.sh``), and a committed value
+that differs from the computed one fails.
+
+The static checks here are cheap (they read the files); the scratch-copy test runs nbval once
+on one notebook whose committed table was changed by one digit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icml26 import papers, status
+from icml26.dashboards.app.report import CHECK_OUTPUT, notebook_path
+
+ROOT = Path(__file__).resolve().parents[1]
+SANITIZER = ROOT / "tests" / "nbval_sanitize.cfg"
+BUILT = [p.slug for p in papers.built()]
+
+
+def _cells(slug: str) -> list[dict]:
+    return json.loads(notebook_path(slug).read_text())["cells"]
+
+
+def _source(cell: dict) -> str:
+    src = cell["source"]
+    return src if isinstance(src, str) else "".join(src)
+
+
+def _pinned(cells: list[dict]) -> list[dict]:
+    return [c for c in cells if c["cell_type"] == "code"
+            and any(line.strip() == CHECK_OUTPUT for line in _source(c).splitlines())]
+
+
+def _text(output: dict, mime: str) -> str:
+    value = output["data"][mime]
+    return value if isinstance(value, str) else "".join(value)
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_notebook_commits_its_claim_table_and_nothing_else(slug):
+    cells = _cells(slug)
+    pinned = _pinned(cells)
+    assert len(pinned) == 1, f"{slug}: one cell marked {CHECK_OUTPUT!r}, found {len(pinned)}"
+    cell = pinned[0]
+    assert _source(cell).rstrip().endswith("show_claims(claims)"), \
+        f"{slug}: the pinned cell ends with show_claims(claims)"
+    assert cell["execution_count"], f"{slug}: nbval skips a pinned cell without a count"
+    results = [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
+    assert len(results) == 1 and {"text/plain", "text/html"} <= set(results[0]["data"]), \
+        f"{slug}: the table is committed as text and HTML (a code host renders it)"
+    others = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and c is not cell
+              and c.get("outputs")]
+    assert not others, f"{slug}: cells {others} commit outputs (only the claim table is pinned)"
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_committed_claim_table_names_the_current_claims(slug):
+    """Stale tables fail here without executing anything: a claim added, renamed, given a new
+    target, role or expected flag changes the committed text (then refresh it)."""
+    cell = _pinned(_cells(slug))[0]
+    text = _text(next(o for o in cell["outputs"] if o["output_type"] == "execute_result"),
+                 "text/plain")
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[2:]}
+    specs = status.claim_specs(slug)
+    for name, (_statement, op, threshold, expected, role) in specs.items():
+        assert name in rows, f"{slug}: claim {name} is missing from the committed table"
+        _, got_role, _measured, got_op, got_threshold, got_expected, _result = rows[name]
+        assert (got_role, got_op) == (role, op), (slug, name, rows[name])
+        assert float(got_threshold) == pytest.approx(threshold, rel=5e-4), (slug, name)
+        assert got_expected == ("yes" if expected else "no"), (slug, name)
+
+
+def _bump_first_measured(nb: dict) -> str:
+    """Change the committed table's first measured value by one in its last digit."""
+    cell = _pinned(nb["cells"])[0]
+    result = next(o for o in cell["outputs"] if o["output_type"] == "execute_result")
+    text = _text(result, "text/plain")
+    first = text.splitlines()[2]
+    value = first.split()[2]
+    digits = re.sub(r"\d(?=\D*$)", lambda m: str((int(m.group()) + 1) % 10), value)
+    changed = first.replace(f" {value} ", f" {digits} ", 1)
+    result["data"]["text/plain"] = text.replace(first, changed, 1)
+    return changed
+
+
+@pytest.mark.slow
+def test_nbval_fails_when_a_committed_value_differs(tmp_path):
+    """A scratch copy of one notebook with one committed digit changed fails nbval on exactly
+    that cell; every other cell passes (so the failure is the comparison, not the run)."""
+    slug = "spurious_dpo"  # the fastest notebook (its claims are analytic and cached)
+    nb = json.loads(notebook_path(slug).read_text())
+    _bump_first_measured(nb)
+    copy = tmp_path / f"{slug}.ipynb"
+    copy.write_text(json.dumps(nb))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "ICML26_SCALE": "quick"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", str(copy), "--nbval-lax", "--nbval-current-env",
+         "--nbval-sanitize-with", str(SANITIZER), "-p", "no:cacheprovider", "-q",
+         "--rootdir", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out[-3000:]
+    assert "1 failed" in out and "reference_output == test_output" in out, out[-3000:]
