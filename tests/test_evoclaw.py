@@ -168,6 +168,28 @@ def test_generated_source_is_plain_python_with_calls_to_the_dependencies():
     assert suite_source(spec, k, SuiteOracle(spec).expected[k]).count("def test_") == 4
 
 
+def test_in_process_runner_never_touches_the_process_wide_import_state():
+    """The generated package lives in a private namespace: while its code runs, and after,
+    ``sys.modules`` and ``sys.meta_path`` are those of the caller (a server snapshots them on
+    other threads); relative imports of its modules work, a missing one fails its tests."""
+    import sys
+
+    src = {"m00": "import sys\nSEEN = sorted(set(sys.modules) ^ BEFORE) + "
+                  "[len(sys.meta_path)]\n\ndef f00(xs):\n    return len(xs)\n",
+           "m01": "from .m00 import f00\n",
+           "test_m01": "from .m01 import f00\nfrom . import m00\n\n"
+                       "def test_seen():\n    assert m00.SEEN == [LEN]\n\n"
+                       "def test_wrong():\n    assert f00([1, 2]) == 3\n",
+           "test_m02": "from .m09 import f09\n\ndef test_missing():\n    pass\n"}
+    before, meta = set(sys.modules), list(sys.meta_path)
+    src["m00"] = src["m00"].replace("BEFORE", repr(before))
+    src["test_m01"] = src["test_m01"].replace("LEN", str(len(meta)))
+    out = run_in_process(src, ["test_m01", "test_m02"])
+    assert out == {"test_m01": {"test_seen": True, "test_wrong": False},
+                   "test_m02": {"test_missing": False}}
+    assert set(sys.modules) == before and sys.meta_path == meta
+
+
 @pytest.mark.slow
 def test_in_process_runner_agrees_with_pytest_in_a_subprocess():
     spec = small_package()

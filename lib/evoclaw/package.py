@@ -17,20 +17,20 @@ package.  An implementation is the correct template (variant 0) or one of its se
 (variants 1..3: a dropped element, a wrong operator, an off-by-one slice ...); every bug is
 caught by the inputs (:func:`bugs_caught` checks it by running them).
 
-Tests run in-process (:func:`run_in_process`: the package is served from memory by an import
-hook under a fresh package name, each test function called, an exception is a failure) or in a
-subprocess under pytest with a timeout (:func:`run_with_pytest`); a test checks they agree.
+Tests run in-process (:func:`run_in_process`: the package is imported from memory into a
+private namespace, never registered in ``sys.modules``, each test function called, an
+exception is a failure) or in a subprocess under pytest with a timeout
+(:func:`run_with_pytest`); a test checks they agree.
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
-import importlib.abc
-import importlib.util
-import itertools
 import subprocess
 import sys
 import tempfile
+import types
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,40 +137,52 @@ def suite_source(spec: PackageSpec, k: int, expected: dict[str, list[int]]) -> s
 
 
 # --------------------------------------------------------------------------- running
-class _MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves ``<package>.<module>`` from a dict of sources (an in-memory checkout)."""
+class _PrivatePackage:
+    """A generated package imported into a private namespace (an in-memory checkout).
+
+    Its modules are plain module objects held here: nothing is registered in the
+    process-wide ``sys.modules`` and no finder is added to ``sys.meta_path``, so a package
+    imported on a worker thread never changes what another thread (a server snapshotting
+    ``sys.modules`` for each page load) sees. A relative import in its code (``from .m03
+    import f03``) goes to :meth:`import_` through the modules' own ``__builtins__``; an
+    absolute one goes to the usual import system.
+    """
 
     def __init__(self, package: str, sources: dict[str, str]):
         self.package, self.sources = package, sources
-        self.loaded: list[str] = []
+        self.modules: dict[str, types.ModuleType] = {}
+        self.builtins = {**builtins.__dict__, "__import__": self.import_}
 
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname == self.package:
-            return importlib.util.spec_from_loader(fullname, self, is_package=True)
-        head, _, tail = fullname.rpartition(".")
-        if head == self.package and tail in self.sources:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
+    def module(self, tail: str) -> types.ModuleType:
+        """Module ``<package>.<tail>``, executed on first use (as the import system would)."""
+        if tail in self.modules:
+            return self.modules[tail]
+        if tail not in self.sources:
+            raise ModuleNotFoundError(f"No module named '{self.package}.{tail}'",
+                                      name=f"{self.package}.{tail}")
+        module = types.ModuleType(f"{self.package}.{tail}")
+        module.__package__, module.__builtins__ = self.package, self.builtins
+        self.modules[tail] = module  # before executing it, as sys.modules would be
+        try:
+            exec(compiled(self.sources[tail]), module.__dict__)
+        except BaseException:
+            del self.modules[tail]
+            raise
+        return module
 
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        self.loaded.append(module.__name__)
-        tail = module.__name__.rpartition(".")[2]
-        if module.__name__ == self.package:
-            module.__path__ = []
-            return
-        exec(compiled(self.sources[tail]), module.__dict__)
-
-    def __enter__(self):
-        sys.meta_path.insert(0, self)
-        return self
-
-    def __exit__(self, *exc):
-        sys.meta_path.remove(self)
-        for name in self.loaded:
-            sys.modules.pop(name, None)
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """``__import__`` of the package's modules: ``from .name import ...`` resolves here."""
+        if level == 0:
+            return builtins.__import__(name, globals, locals, fromlist, level)
+        if level != 1 or "." in name:
+            raise ImportError(f"only 'from .module import ...' works in {self.package}, "
+                              f"got level {level}, {name!r}")
+        if name:  # from .m03 import f03
+            return self.module(name)
+        package = types.ModuleType(self.package)  # from . import m03
+        for tail in fromlist or ():
+            setattr(package, tail, self.module(tail))
+        return package
 
 
 @functools.lru_cache(maxsize=8192)
@@ -179,32 +191,29 @@ def compiled(source: str):
     return compile(source, "<evoclaw generated>", "exec")
 
 
-_counter = itertools.count()
-
-
 def run_in_process(sources: dict[str, str], tests: list[str]) -> dict[str, dict[str, bool]]:
     """Import the test modules ``tests`` of the package ``sources`` (module name -> source)
     and call every ``test_*`` function: ``{module: {test: passed}}``.  An import error fails
-    every test of that module."""
-    package = f"_evoclaw_pkg_{next(_counter)}"
+    every test of that module.  Each call imports a fresh private copy of the package
+    (:class:`_PrivatePackage`): no state is shared between calls or with other threads."""
+    package = _PrivatePackage("_evoclaw_pkg", sources)
     out: dict[str, dict[str, bool]] = {}
-    with _MemoryFinder(package, sources):
-        for name in tests:
-            names = [line[4:line.index("(")] for line in sources[name].splitlines()
-                     if line.startswith("def test_")]
+    for name in tests:
+        names = [line[4:line.index("(")] for line in sources[name].splitlines()
+                 if line.startswith("def test_")]
+        try:
+            module = package.module(name)
+        except Exception:  # noqa: BLE001 - a broken import fails its tests
+            out[name] = dict.fromkeys(names, False)
+            continue
+        results = {}
+        for t in names:
             try:
-                module = importlib.import_module(f"{package}.{name}")
-            except Exception:  # noqa: BLE001 - a broken import fails its tests
-                out[name] = dict.fromkeys(names, False)
-                continue
-            results = {}
-            for t in names:
-                try:
-                    getattr(module, t)()
-                    results[t] = True
-                except Exception:  # noqa: BLE001 - an assertion or crash fails the test
-                    results[t] = False
-            out[name] = results
+                getattr(module, t)()
+                results[t] = True
+            except Exception:  # noqa: BLE001 - an assertion or crash fails the test
+                results[t] = False
+        out[name] = results
     return out
 
 
@@ -238,11 +247,9 @@ def reference_values(spec: PackageSpec) -> list[dict[str, list[int]]]:
     sources["probe"] = "\n".join([*imports, f"INPUTS = {case_inputs(spec)!r}",
                                   "def test_values():", "    out = []", *calls,
                                   "    VALUES.extend(out)", "VALUES = []", ""])
-    package = f"_evoclaw_ref_{next(_counter)}"
-    with _MemoryFinder(package, sources):
-        probe = importlib.import_module(f"{package}.probe")
-        probe.test_values()
-        return list(probe.VALUES)
+    probe = _PrivatePackage("_evoclaw_ref", sources).module("probe")
+    probe.test_values()
+    return list(probe.VALUES)
 
 
 def bugs_caught(n_tests: int = 4) -> dict[tuple[str, int], bool]:
