@@ -533,3 +533,42 @@ def test_mutation_reversed_ranking_fails_cie_concentrated(monkeypatch):
         **real(cfg, seed, model), "ranking": real(cfg, seed, model)["ranking"][::-1]})
     bad = spec_claim("cie_concentrated", ff._figure_cie_data(QUICK, 0)["share"])
     assert not bad.holds, bad
+
+
+# --------------------------------------------------------------------------- issue 31 diagnosis
+def test_diagnosis_reads_every_site_of_one_model(model, monkeypatch):
+    """Joint AIE for k = 1..L*H, a site AIE per MLP and residual, a probe per head, MLP and
+    residual; the joint AIE at k is the claim's (fv_analysis), and the probes score in [0, 1]."""
+    from icml26.function_vectors import diagnosis
+
+    monkeypatch.setattr(diagnosis, "PROBE_PROMPTS", 160)
+    small = dataclasses.replace(QUICK, cie_prompts=4, mean_prompts=8)
+    rows = fv.diagnose(small, 0, model)
+    n_heads = model.cfg.n_layers * model.cfg.n_heads
+    joint = [r for r in rows if r["kind"] == "joint_aie"]
+    assert [r["site"] for r in joint] == [f"top{k}" for k in range(1, n_heads + 1)]
+    sites = {r["site"] for r in rows if r["kind"] == "site_aie"}
+    assert sites == {f"{k}{layer}" for k in ("mlp", "resid") for layer in range(3)}
+    probes = {r["site"]: r["value"] for r in rows if r["kind"] == "probe"}
+    assert len(probes) == n_heads + 6 and all(0 <= v <= 1 for v in probes.values())
+    a = fv_analysis_of(model, small)
+    assert [r["value"] for r in joint[:3]] == [round(j, 4) for j in a["joint"][:3]]
+
+
+def fv_analysis_of(model, cfg):
+    from icml26.function_vectors.experiments import fv_analysis
+
+    n_heads = model.cfg.n_layers * model.cfg.n_heads
+    return fv_analysis(model, dataclasses.replace(cfg, top_k=n_heads), 0)
+
+
+def test_recorded_diagnosis_covers_seeds_0_to_6_for_both_schedules():
+    rows = fv.read_diagnosis()
+    for steps in (3000, 4500):
+        seeds = {r["seed"] for r in rows if r["steps"] == steps}
+        assert seeds == set(range(7)), (steps, seeds)
+    # what the notebook says it found: at 3000 steps seeds 1 and 5 reach no joint AIE >= 0.17
+    for seed in (1, 5):
+        best = max(r["value"] for r in rows if r["steps"] == 3000 and r["seed"] == seed
+                   and r["kind"] == "joint_aie")
+        assert best < 0.17, (seed, best)

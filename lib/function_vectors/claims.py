@@ -9,10 +9,25 @@ heads get the task-agnostic n-shot mean ("demonstrations present", no task), whi
 must not raise accuracy; plain Todd-style zero-shot replacement is reported beside it. No
 layer-residual FV is used (the TVP training loss trains exactly that operation).
 
+Issue 31's second design, tried on seeds 0-6 and rejected (no seed above 6 was run): the
+diagnosis of the 3000-step models (``benchmarks/function_vectors_diagnosis.py``) found that on
+seeds 1 and 5 no head budget gives an FV (joint AIE of the top-k heads <= 0.16 for every k =
+1..12), while the residual stream carried the task (after layer 1 on seed 1; already after
+layer 0 on seed 5, written by the layer-0 MLP), and that those two seeds were the late emergers
+(clean 6-shot accuracy past 0.5 at step 2000 / 2250 against 1000-1750, final TVP loss 2x the
+others'). A 4500-step schedule for every seed moved the task code out of layer 0 and into the
+middle-layer heads on all seven (top-3 joint AIE 0.36-0.77), but the binding claims then held
+on 3 of the 7 seeds (2, 3, 6) against 5 of 7 at 3000 steps: shuffled-label recovery fails on
+seeds 1 and 5 (0.46, 0.40 < 0.5), additivity and reweighting-vs-isolated on seed 0 (0.57,
+1.29), zero-shot transfer and the random control on seed 4 (0.18, 0.037);
+``benchmarks/function_vectors_trial_4500.csv``. So the 3000-step design stays, and the paper
+stays blocked with this diagnosis as its reason.
+
 Shortcuts every note names: the model of seeds 0-6 at quick scale is the shipped one
-(``lib/data/function_vectors_seed{S}.pt``; training is not bit-reproducible across machines,
-so the verdicts were checked on seven independently trained seeds instead of on a retrain),
-and the TVP auxiliary loss it was trained with (a toy-only device).
+(``lib/data/function_vectors_seed{S}.pt``, fp16, named in the note by its sha256; training is
+not bit-reproducible across machines, so the verdicts were checked on seven independently
+trained seeds instead of on a retrain), and the TVP auxiliary loss it was trained with (a
+toy-only device).
 """
 
 from __future__ import annotations
@@ -168,7 +183,8 @@ def shortcuts(cfg: FVConfig, seed: int) -> str:
     src = weights_source(cfg, seed)
     model = (f"{src} (not retrained here; training is not bit-reproducible across machines)"
              if src != "trained" else "trained in this run (cached per seed)")
-    return f"model: {model}; TVP auxiliary loss {'on' if cfg.train.tvp else 'off'} in training"
+    return (f"model: {model}; TVP auxiliary loss {'on' if cfg.train.tvp else 'off'} in "
+            f"training; {cfg.train.steps} training steps")
 
 
 def claims_for(cfg: FVConfig, seed: int = 0, device: str = "cpu",

@@ -18,27 +18,30 @@ from icml26.dashboards import function_vectors as app  # noqa: E402
 SEEDS_CSV = Path(__file__).resolve().parents[2] / "benchmarks" / "function_vectors_seeds.csv"
 
 
-def failing_binding_claims() -> dict[int, set[str]]:
-    """Per seed, the binding claims (expected=True) that fail with a measured number (the
-    gated ones, not measured, are NaN and covered by the note's 'not measured')."""
-    out: dict[int, set[str]] = {}
+def test_status_note_says_the_status_and_names_each_failing_binding_claim(tmp_path):
+    assert app.SEEDS_CSV == SEEDS_CSV
+    status = papers.get("function_vectors").status
+    failing = {}
     with SEEDS_CSV.open() as f:
         for row in csv.DictReader(f):
-            if row["expected"] == "True" and row["holds"] == "False" and row["measured"] != "nan":
-                out.setdefault(int(row["seed"]), set()).add(row["claim"])
-    return out
-
-
-def test_status_note_names_the_failing_binding_claims():
-    assert papers.get("function_vectors").status == "blocked"
-    failing = failing_binding_claims()
-    assert {s: set(c) for s, c in app.BLOCKED_SEEDS.items()} == failing
-    for claim in set().union(*failing.values()):
-        assert f"`{claim}`" in app.STATUS_NOTE
-    for seed in failing:
-        assert f"**{seed}**" in app.STATUS_NOTE
+            if row["expected"] == "True" and row["holds"] == "False":
+                failing.setdefault(int(row["seed"]), set()).add(row["claim"])
+    note = app.status_note()
+    assert f"Status: {status}." in note
+    for seed, claims in failing.items():
+        assert f"seed **{seed}**" in note and all(f"`{c}`" in note for c in claims)
     e = app.Explorer()
-    assert e._status.visible and e._status.object == app.STATUS_NOTE
+    assert e._status.object == note and e._status.visible == (status != "reproduced")
+    # the note follows the record: one failing row makes it name that seed and claim
+    rows = SEEDS_CSV.read_text().splitlines()
+    head = rows[0].split(",")
+    fake = dict.fromkeys(head, "")
+    fake.update(seed="42", claim="cie_top_effect", holds="False", expected="True")
+    path = tmp_path / "seeds.csv"
+    path.write_text("\n".join([rows[0], ",".join(fake[k] for k in head)]) + "\n")
+    assert "seed **42**: `cie_top_effect`" in app.status_note(path)
+    path.write_text(rows[0] + "\n")
+    assert "holds on every recorded seed" in app.status_note(path)
 
 
 def test_views_draw_and_the_shift_chart_is_live():
