@@ -103,6 +103,36 @@ def checkpoint_chart(students: dict, hops: int = 3) -> Chart:
                  f"{hops}-hop accuracy", series)
 
 
+RECIPE_COLORS = {"current": "#7f7f7f", "bos": "#1f77b4", "bos_lr": "#d62728",
+                 "bos_long": "#2ca02c"}
+
+
+def outlier_training_chart(record, recipe: str | None = None,
+                           column: str = "outlier_ratio") -> Chart:
+    """The outlier check over the teacher's training (``benchmarks/red_outliers.csv``, a
+    DataFrame): ``column`` against the training step, the max over layers for every recipe,
+    or one line per layer for ``recipe`` (dashed: the bar 4 of ``teacher_outliers``)."""
+    series = []
+    if column == "outlier_ratio":
+        steps = [float(record["step"].min()), float(record["step"].max())]
+        series.append(Series("grey", steps, [OUTLIER_BAR] * 2, dash="dashed", width=1))
+    if recipe is None:
+        for name, rows in record.groupby("recipe", sort=False):
+            worst = rows.groupby("step")[column].max()
+            series.append(Series(RECIPE_COLORS.get(name, "black"), worst.index, worst.values,
+                                 name))
+        title = "max over layers, per teacher recipe"
+    else:
+        rows = record[record["recipe"] == recipe]
+        for layer, r in rows.groupby("layer"):
+            series.append(Series(LAYER_COLORS[(layer - 1) % len(LAYER_COLORS)], r["step"],
+                                 r[column], f"layer {layer}"))
+        title = f"per layer, recipe {recipe}"
+    label = {"outlier_ratio": "largest channel RMS / median",
+             "massive": "largest |h| / median |h|"}.get(column, column)
+    return Chart(f"Teacher outliers over training: {title}", "training step", label, series)
+
+
 # --------------------------------------------------------------------------- toy and teacher
 @functools.lru_cache(maxsize=64)
 def _toy(strength: float, seed: int) -> dict:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -131,6 +133,69 @@ def test_selected_student_streams_are_the_selected_channels_at_the_embedding():
 def test_teacher_training_runs_and_is_deterministic():
     first, again = red.train_teacher(TINY), red.train_teacher(TINY)
     assert all(torch.equal(first[k], again[k]) for k in first)
+
+
+TINY_BOS = replace(TINY, bos=True, n_ctx=TINY.n_ctx + 1)
+
+
+def test_bos_teacher_puts_one_fixed_first_token_and_trains_deterministically():
+    assert "bos" not in TINY.teacher_key() and TINY_BOS.teacher_key()["bos"] is True
+    assert TINY_BOS.lm().vocab == red.VOCAB + 1 == corpus.BOS + 1
+    with pytest.raises(ValueError, match="text_len"):
+        replace(TINY, bos=True, text_len=TINY.n_ctx).validate()  # BOS takes one position
+    first, again = red.train_teacher(TINY_BOS), red.train_teacher(TINY_BOS)
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    model = TinyLM(TINY_BOS.lm())
+    model.load_state_dict(first)
+    x = torch.randint(len(corpus.CHARS), (3, 10), generator=gen())
+    with torch.no_grad():
+        logits, hidden = red.lm_forward(model, TINY_BOS, x)
+        full, _ = model(torch.cat([torch.full((3, 1), corpus.BOS), x], 1))
+    assert logits.shape == (3, 10, red.VOCAB + 1) and hidden[0].shape == (3, 11, 16)
+    torch.testing.assert_close(logits, full[:, 1:])  # x's positions, after the BOS
+    # the BOS position attends only to itself: the same state in every sequence
+    torch.testing.assert_close(hidden[-1][:, 0], hidden[-1][:1, 0].expand(3, -1))
+    assert red.lm_forward(model, TINY_BOS, x)[0].shape[1] == red.lm_forward(
+        TinyLM(TINY.lm()), TINY, x)[0].shape[1]
+
+
+def test_training_probe_sees_the_init_and_every_step():
+    steps = []
+    red.train_teacher(TINY, probe=lambda step, model: steps.append(step))
+    assert steps == list(range(TINY.teacher_steps + 1))
+
+
+def test_bos_teacher_students_and_outlier_record_run(tmp_path, monkeypatch):
+    """The whole pipeline with a BOS teacher at tiny size, and the diagnosis script's rows."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    out = red.distilled(TINY_BOS, seed=0)
+    assert set(out) == set(red.INITS)
+    assert all(len(r["curve"][-1]["erank"]) == TINY.n_layers for r in out.values())
+    layers = red.outlier_layers(red.trained_teacher(TINY_BOS), TINY_BOS, keep_hidden=True)
+    assert layers[0]["hidden"].shape[1] == TINY.text_len + 1  # BOS + the window
+    spec = importlib.util.spec_from_file_location(
+        "red_outliers", Path(__file__).resolve().parents[1] / "benchmarks" / "red_outliers.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = script.measure(red.trained_teacher(TINY_BOS), TINY_BOS, "tiny", 3)
+    assert [r["layer"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["outlier_ratio"] >= 1 and r["massive"] >= 1 and 0 <= r["first_share"] <= 1
+        assert r["massive_token"] in ("BOS", "newline", "space", "char")
+    assert set(script.RECIPES) >= {"current", "bos"}
+    assert script.RECIPES["current"] == red.config_for("quick")
+    # the recomputed attention weights are the block's: they give its attention output
+    block = red.trained_teacher(TINY_BOS).blocks[0]
+    x = torch.randn(2, 7, 16, generator=gen())
+    with torch.no_grad():
+        att = script.attention(block, x)
+        v = block.qkv(block.ln1(x))[..., 32:].view(2, 7, 2, 8).transpose(1, 2)
+        mine = (att @ v).transpose(1, 2).reshape(2, 7, 16)
+        x1 = x + block.proj(mine)
+        torch.testing.assert_close(x1 + block.out(torch.nn.functional.gelu(
+            block.fc(block.ln2(x1)))), block(x), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(att.sum(-1), torch.ones(2, 2, 7))
+    assert float(att[..., 0, 1:].abs().max()) == 0  # causal
 
 
 def test_distillation_trains_only_projections_and_reports_every_init(tmp_path, monkeypatch):
@@ -293,3 +358,15 @@ def test_activation_aware_selection_keeps_the_most_energy(seed):
     for s in range(20):
         p = red.init_projection("random_select", 32, 8, None, gen(s))
         assert kept >= float(((h @ p) ** 2).mean(0).sum()) - 1e-4
+
+
+def test_outlier_record_says_what_the_notebook_says():
+    """Issue 34's diagnosis as recorded (benchmarks/red_outliers.csv): at the end of training
+    only the high-lr BOS teacher has an outlier channel (>= 4); a BOS alone or longer
+    training does not, though the BOS becomes an attention sink."""
+    d = red.outlier_record()
+    assert set(d["recipe"]) == {"current", "bos", "bos_lr", "bos_long"}
+    last = d[d["step"] == d.groupby("recipe")["step"].transform("max")]
+    worst = last.groupby("recipe")["outlier_ratio"].max()
+    assert worst["bos_lr"] >= 4 and all(worst[r] < 4 for r in ("current", "bos", "bos_long"))
+    assert last.groupby("recipe")["sink_attention"].max()["bos"] > 0.3

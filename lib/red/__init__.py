@@ -26,7 +26,14 @@ Modules, one idea each: ``corpus`` (text and hop sequences in one vocabulary), `
 students, figure data) and ``claims``.
 """
 
-from icml26.red.claims import BLOCKING, CLAIM_SPECS, claims, claims_for, seed_record
+from icml26.red.claims import (
+    BLOCKING,
+    CLAIM_SPECS,
+    claims,
+    claims_for,
+    outlier_record,
+    seed_record,
+)
 from icml26.red.corpus import MAX_HOPS, VOCAB, decode, encode, hop_sequences, text_split
 from icml26.red.experiments import (
     CACHE_VERSION,
@@ -39,6 +46,8 @@ from icml26.red.experiments import (
     evaluate,
     figure_data,
     hop_accuracy,
+    lm_forward,
+    outlier_layers,
     projection,
     teacher_energy,
     teacher_stats,
@@ -60,6 +69,6 @@ __all__ = [
     "ProjectedStudent", "RedConfig", "channel_energy", "claims", "claims_for",
     "condition_number", "config_for", "decode", "distill", "distilled", "encode", "erank",
     "evaluate", "figure_data", "hop_accuracy", "hop_sequences", "init_projection",
-    "projection", "seed_record", "selection", "teacher_energy", "teacher_stats", "text_split",
-    "train_teacher", "trained_teacher",
+    "lm_forward", "outlier_layers", "outlier_record", "projection", "seed_record", "selection",
+    "teacher_energy", "teacher_stats", "text_split", "train_teacher", "trained_teacher",
 ]

@@ -95,12 +95,19 @@ def claims_for(cfg: RedConfig, seed: int = 0, device: str = "cpu", red_init: str
     return table.claims
 
 
-def seed_record():
+def seed_record(name: str = "red_seeds"):
     """``benchmarks/red_seeds.csv`` (every claim on seeds 0-6) as a DataFrame; empty when
-    absent (an install without the repository's benchmarks folder)."""
+    absent (an install without the repository's benchmarks folder). ``name="red_outliers"``:
+    the outlier channels over the teacher's training per recipe (``benchmarks/
+    red_outliers.py``)."""
     from pathlib import Path
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "red_seeds.csv"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.csv"
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
+
+
+def outlier_record():
+    """``benchmarks/red_outliers.csv`` as a DataFrame (empty when absent)."""
+    return seed_record("red_outliers")

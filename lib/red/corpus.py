@@ -30,6 +30,7 @@ HOP = SYMBOL0 + SYMBOLS  # marks a hop prompt
 HOPS0 = HOP + 1  # H_1 .. H_MAX_HOPS: how many hops are asked
 SEP = HOPS0 + MAX_HOPS  # the answer chain follows
 VOCAB = SEP + 1
+BOS = VOCAB  # a fixed first token, only in a model with ``RedConfig.bos`` (one more id)
 PROMPT_LEN = 2 + SYMBOLS + 1 + 1  # HOP, H_h, permutation, x0, SEP
 
 

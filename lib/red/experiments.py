@@ -20,6 +20,7 @@ from torch.nn import functional as F
 from icml26.common import cached, check_choice, check_int, device_key, generator, resolve_device
 from icml26.common import config_for as _pick
 from icml26.red.corpus import (
+    BOS,
     MAX_HOPS,
     PROMPT_LEN,
     SYMBOL0,
@@ -65,6 +66,9 @@ class RedConfig:
     eval_windows: int = 48  # held-out text windows (perplexity, eRank)
     eval_hops: int = 400  # hop prompts per hop count
     inits: tuple[str, ...] = INITS
+    #: a fixed first token (BOS) before every sequence, a candidate attention sink (issue #34);
+    #: its id is ``corpus.BOS`` (one more vocabulary entry); inputs are one token longer
+    bos: bool = False
 
     def validate(self) -> None:
         for name in ("d_model", "n_layers", "n_heads", "teacher_steps", "distill_steps",
@@ -72,18 +76,19 @@ class RedConfig:
                      "eval_hops", "checkpoints"):
             check_int(name, getattr(self, name), 1)
         check_int("d_small", self.d_small, 1, self.d_model)
-        check_int("text_len", self.text_len, 2, self.n_ctx)
+        check_int("text_len", self.text_len, 2, self.n_ctx - self.bos)
         for init in self.inits:
             check_choice("init", init, INITS)
 
     def lm(self) -> LMConfig:
-        return LMConfig(vocab=VOCAB, n_ctx=self.n_ctx, d_model=self.d_model,
+        return LMConfig(vocab=VOCAB + self.bos, n_ctx=self.n_ctx, d_model=self.d_model,
                         n_layers=self.n_layers, n_heads=self.n_heads)
 
     def teacher_key(self) -> dict:
         keys = ("d_model", "n_layers", "n_heads", "n_ctx", "teacher_steps", "teacher_lr",
                 "teacher_seed", "text_batch", "text_len", "hop_batch")
-        return {k: getattr(self, k) for k in keys}
+        key = {k: getattr(self, k) for k in keys}
+        return {**key, "bos": True} if self.bos else key  # unchanged keys without a BOS
 
 
 SCALES = {
@@ -99,15 +104,27 @@ def config_for(scale: str) -> RedConfig:
 
 # --------------------------------------------------------------------------- teacher
 def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None,
-                  device="cpu") -> dict:
+                  device="cpu", probe: Callable[[int, TinyLM], None] | None = None) -> dict:
     """Train the teacher on text + hop chains on ``device``; returns its ``state_dict`` (on
     the CPU). Weights are initialised and batches drawn on the CPU, then moved. Gradients are
-    enabled here: the first caller may be ``teacher_stats`` (under ``no_grad``)."""
+    enabled here: the first caller may be ``teacher_stats`` (under ``no_grad``). ``probe(step,
+    model)`` is called before the first step and after every step (``benchmarks/
+    red_outliers.py`` measures the outlier channels over training with it)."""
     with torch.enable_grad():
-        return _train_teacher(cfg, progress, device)
+        return _train_teacher(cfg, progress, device, probe)
 
 
-def _train_teacher(cfg: RedConfig, progress, device) -> dict:
+def lm_forward(model, cfg: RedConfig, x: torch.Tensor):
+    """``logits [B, T, V], hidden`` of ``model`` (teacher or student) on the token ids ``x
+    [B, T]``: with ``cfg.bos`` the BOS token is put first, the logits are those of ``x``'s
+    positions and every ``hidden[l]`` keeps the BOS position first (``[B, T + 1, d]``)."""
+    if not cfg.bos:
+        return model(x)
+    logits, hidden = model(torch.cat([torch.full_like(x[:, :1], BOS), x], 1))
+    return logits[:, 1:], hidden
+
+
+def _train_teacher(cfg: RedConfig, progress, device, probe=None) -> dict:
     cfg.validate()
     dev = resolve_device(device)
     torch.manual_seed(cfg.teacher_seed)
@@ -115,13 +132,15 @@ def _train_teacher(cfg: RedConfig, progress, device) -> dict:
     opt = torch.optim.Adam(model.parameters(), lr=cfg.teacher_lr)  # no weight decay
     sched = one_cycle(opt, cfg.teacher_steps, cfg.teacher_lr)
     gen, (train, _) = generator(cfg.teacher_seed), text_split()
+    if probe is not None:
+        probe(0, model)
     for step in range(cfg.teacher_steps):
         w = text_windows(train, cfg.text_batch, cfg.text_len + 1, gen).to(dev)
-        logits, _ = model(w[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
+        logits, _ = lm_forward(model, cfg, w[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1))
         seq, mask = mixed_hop_batch(cfg.hop_batch, gen)
         seq, mask = seq.to(dev), mask.to(dev)
-        logits, _ = model(seq[:, :-1])
+        logits, _ = lm_forward(model, cfg, seq[:, :-1])
         loss = loss + masked_ce(logits, seq[:, 1:], mask)
         opt.zero_grad()
         loss.backward()
@@ -129,6 +148,8 @@ def _train_teacher(cfg: RedConfig, progress, device) -> dict:
         sched.step()
         if progress is not None:
             progress(step)
+        if probe is not None:
+            probe(step + 1, model)
     return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
 
 
@@ -162,13 +183,14 @@ def eval_windows(cfg: RedConfig) -> torch.Tensor:
 
 
 @torch.no_grad()
-def hop_accuracy(model, hops: int, n: int, seed: int = 777) -> float:
+def hop_accuracy(model, hops: int, n: int, seed: int = 777, bos: bool = False) -> float:
     """Exact match of the last symbol of the greedily written ``hops``-hop chain (chance
-    ``1 / SYMBOLS``), on the device of ``model``."""
+    ``1 / SYMBOLS``), on the device of ``model`` (``bos``: the prompts start with BOS)."""
     seq = hop_sequences(n, hops, generator(seed)).to(_device_of(model))
     x = seq[:, :PROMPT_LEN]
     for _ in range(hops):  # constrained to the symbols: a text-distilled student may prefer
-        logits, _ = model(x)  # characters, which would score below chance
+        logits, _ = lm_forward(model, RedConfig(bos=bos), x)  # characters, which would
+        # score below chance
         pick = logits[:, -1, SYMBOL0:SYMBOL0 + SYMBOLS].argmax(-1, keepdim=True) + SYMBOL0
         x = torch.cat([x, pick], 1)
     return float((x[:, -1] == seq[:, -1]).float().mean())
@@ -178,11 +200,12 @@ def hop_accuracy(model, hops: int, n: int, seed: int = 777) -> float:
 def evaluate(model, cfg: RedConfig) -> dict:
     """Held-out perplexity, eRank of every layer's residual stream, 1-3 hop accuracy."""
     w = eval_windows(cfg).to(_device_of(model))
-    logits, hidden = model(w[:, :-1])
-    nll = F.cross_entropy(logits.reshape(-1, VOCAB), w[:, 1:].reshape(-1))
-    out = {"ppl": float(torch.exp(nll)), "erank": [erank(h) for h in hidden]}
+    logits, hidden = lm_forward(model, cfg, w[:, :-1])
+    nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1))
+    # eRank over the text tokens: the BOS state is the same in every window (no token info)
+    out = {"ppl": float(torch.exp(nll)), "erank": [erank(h[:, int(cfg.bos):]) for h in hidden]}
     for h in range(1, MAX_HOPS + 1):
-        out[f"acc{h}"] = hop_accuracy(model, h, cfg.eval_hops)
+        out[f"acc{h}"] = hop_accuracy(model, h, cfg.eval_hops, bos=cfg.bos)
     return out
 
 
@@ -193,16 +216,25 @@ def teacher_stats(cfg: RedConfig, progress=None, device="cpu") -> dict:
     channel energy ``E[h^2]`` that RED selects by (tensors returned on the CPU)."""
     dev = resolve_device(device)
     teacher = trained_teacher(cfg, progress, device=dev)
-    w = eval_windows(cfg).to(dev)
-    _, hidden = teacher(w[:, :-1])
-    rms = [(h.reshape(-1, cfg.d_model) ** 2).mean(0).sqrt() for h in hidden]
+    return {**evaluate(teacher, cfg), "layers": outlier_layers(teacher, cfg),
+            "energy": teacher_energy(cfg, dev)}
+
+
+@torch.no_grad()
+def outlier_layers(model, cfg: RedConfig, keep_hidden: bool = False) -> list[dict]:
+    """Per layer of ``model``'s residual stream on the held-out windows (every position, the
+    BOS one included): channel RMS sorted, max / median channel RMS (``teacher_outliers``),
+    the excess kurtosis of the channel energies (and ``hidden [B, T, d]`` if asked)."""
+    _, hidden = lm_forward(model, cfg, eval_windows(cfg).to(_device_of(model))[:, :-1])
     layers = []
-    for r in rms:
+    for h in hidden:
+        r = (h.reshape(-1, h.shape[-1]) ** 2).mean(0).sqrt()
         e = r ** 2
         kurt = float(((e - e.mean()) ** 4).mean() / e.var(unbiased=False) ** 2 - 3)
         layers.append({"rms_sorted": r.sort(descending=True).values.cpu(),
-                       "outlier_ratio": float(r.max() / r.median()), "energy_kurtosis": kurt})
-    return {**evaluate(teacher, cfg), "layers": layers, "energy": teacher_energy(cfg, dev)}
+                       "outlier_ratio": float(r.max() / r.median()), "energy_kurtosis": kurt,
+                       **({"hidden": h.cpu()} if keep_hidden else {})})
+    return layers
 
 
 @torch.no_grad()
@@ -211,7 +243,8 @@ def teacher_energy(cfg: RedConfig, device="cpu") -> torch.Tensor:
     calibration windows of the training text: what RED selects by (returned on the CPU)."""
     dev = resolve_device(device)
     calib = text_windows(text_split()[0], cfg.eval_windows, cfg.text_len, generator(54321))
-    return channel_energy(trained_teacher(cfg, device=dev)(calib.to(dev))[1]).cpu()
+    return channel_energy(lm_forward(trained_teacher(cfg, device=dev), cfg,
+                                     calib.to(dev))[1]).cpu()
 
 
 def _device_of(model) -> torch.device:
@@ -249,9 +282,9 @@ def distill(cfg: RedConfig, seed: int, inits=None, progress=None, device="cpu") 
     for step in range(1, cfg.distill_steps + 1):
         w = text_windows(train, cfg.distill_batch, cfg.text_len, gen).to(dev)
         with torch.no_grad():
-            target = F.log_softmax(teacher(w)[0], -1)
+            target = F.log_softmax(lm_forward(teacher, cfg, w)[0], -1)
         for i, student in students.items():
-            logp = F.log_softmax(student(w)[0], -1)
+            logp = F.log_softmax(lm_forward(student, cfg, w)[0], -1)
             loss = F.kl_div(logp, target, log_target=True, reduction="none").sum(-1).mean()
             opts[i].zero_grad()
             loss.backward()
