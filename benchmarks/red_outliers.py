@@ -18,9 +18,10 @@ teacher) and, every ``--every`` steps, measures on the held-out windows per laye
   character), averaged over heads and the later positions of the held-out windows: an
   attention sink puts most of it there (a uniform causal head puts ~0.07).
 
-Recipes (``RECIPES``): ``current`` (the shipped teacher's: 1500 steps, peak lr 3e-3, no BOS),
-``bos`` (the same with a BOS token first), ``bos_lr`` (BOS and peak lr 1e-2), ``bos_long``
-(BOS, 3000 steps). One recipe takes ~8 min of one contended CPU core per 1500 steps.
+Recipes (``RECIPES``): ``current`` (the first design's teacher: 1500 steps, peak lr 3e-3, no
+BOS), ``bos`` (the same with a BOS token first), ``bos_lr`` (BOS and peak lr 1e-2: the second
+design's teacher, ``config_for("quick")`` since issue #34), ``bos_long`` (BOS, 3000 steps).
+One recipe takes ~8 min of one contended CPU core per 1500 steps.
 The first position's attention is recomputed from the blocks' weights (``TinyLM`` uses a fused
 attention that does not return its weights); a test checks it against the model's output.
 
@@ -41,9 +42,9 @@ from icml26 import red
 from icml26.common import generator
 from icml26.kernels.bench import append_csv
 from icml26.red.corpus import BOS, CHARS, MAX_HOPS, hop_sequences
-from icml26.red.experiments import eval_windows, lm_forward, outlier_layers
+from icml26.red.experiments import FIRST_DESIGN, eval_windows, lm_forward, outlier_layers
 
-BASE = red.config_for("quick")
+BASE = FIRST_DESIGN  # the first design's teacher (issue #16); the second is "bos_lr"
 RECIPES = {
     "current": BASE,
     "bos": replace(BASE, bos=True, n_ctx=BASE.n_ctx + 1),

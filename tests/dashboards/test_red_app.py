@@ -22,10 +22,13 @@ def test_live_charts_name_their_axes():
                    and s.kind != "vline")
 
 
-def test_outlier_view_shows_the_teacher_has_no_outlier_channel():
+def test_outlier_view_shows_the_teachers_outlier_channel():
+    """The shipped teacher (issue 34's second design) has a channel well above the bar 4 in
+    every layer (6.1-6.6x the median; the next one 4.0-4.5x), and the rest below it."""
     c = app.Explorer().outlier_view()
-    top = max(float(s.y[0]) for s in c.series[1:])
-    assert 1.0 < top < app.OUTLIER_BAR
+    layers = c.series[1:]
+    assert all(float(s.y[0]) > 1.3 * app.OUTLIER_BAR > app.OUTLIER_BAR > float(s.y[2])
+               for s in layers)
     assert list(c.series[0].y) == [app.OUTLIER_BAR] * 2  # the bar, inside the axis range
 
 
