@@ -141,7 +141,7 @@ def plot_tradeoff(data: dict, n_index: int | None = None) -> hv.Layout | hv.Over
                                   "test MSE").opts(size=8, color="black", marker="x")]
         panels.append(hv.Overlay(layers).opts(
             title=f"ell = {ell:g}", logx=True, logy=True, legend_position="top",
-            responsive=True, min_height=260))
+            responsive=True, min_height=340))  # a frame tall enough for its log ticks
     if len(panels) == 1:
         return panels[0]
     return hv.Layout(panels).cols(2)

@@ -21,6 +21,13 @@ the axes, and the browser draws a step once. (``DataRange1d``, refitted by the b
 data-bounds pass and a re-layout per changed source: 1.3-1.9x the trivial app's step.)
 The legend sits outside the frame (above it, as HTML), so it never covers data.
 
+Ticks follow one rule for every figure (:func:`ticker`, chosen when the figure is drawn): an axis
+whose data are whole numbers (layers, hops, steps, indices) gets ticks at whole numbers only,
+never 1.5; a log axis spanning under three decades gets labelled ticks at the 1-2-5 values (or
+every integer mantissa, or round linear values on a very short span: :func:`log_ticker`), so at
+least three are labelled. A frame is never lower than MIN_HEIGHT, so its tick labels cannot pile
+up.
+
 The same function draws the figure in the notebook (:func:`figure`), in the served app and in
 the tests; :func:`chart_ranges` gives the data extent the browser test checks against.
 """
@@ -38,7 +45,18 @@ import numpy as np
 import panel as pn
 import param
 from bokeh.core.properties import value
-from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d, Span
+from bokeh.models import (
+    AdaptiveTicker,
+    ColumnDataSource,
+    FixedTicker,
+    Legend,
+    LegendItem,
+    LogTicker,
+    LogTickFormatter,
+    PrintfTickFormatter,
+    Range1d,
+    Span,
+)
 from bokeh.plotting import figure as bokeh_figure
 
 KINDS = ("line", "scatter", "vline", "hline")
@@ -124,7 +142,7 @@ def figure(chart: Chart, live: bool = False):
     figure follows the sliders; the notebook's static copies (:func:`show`) keep zoom, save
     and a legend that hides a line on click."""
     fig = bokeh_figure(title=chart.title, x_axis_label=chart.x_label,
-                       y_axis_label=chart.y_label, height=chart.height,
+                       y_axis_label=chart.y_label, height=max(chart.height, MIN_HEIGHT),
                        sizing_mode="stretch_width", min_width=300,
                        x_axis_type="log" if chart.x_log else "linear",
                        y_axis_type="log" if chart.y_log else "linear",
@@ -133,6 +151,12 @@ def figure(chart: Chart, live: bool = False):
                        toolbar_location=None if live else "right",
                        output_backend="canvas")
     fig.title.text_font_size = "13px"
+    for axis, bokeh_axis in ((0, fig.xaxis), (1, fig.yaxis)):
+        chosen = ticker(chart, axis)
+        if chosen is not None:
+            bokeh_axis.ticker = chosen
+            if isinstance(chosen, FixedTicker):  # 2e-05, 0.2, 500 (not 2.000e-5)
+                bokeh_axis.formatter = plain_labels()
     items = []
     for s in chart.series:
         if s.kind in ("vline", "hline"):
@@ -153,6 +177,53 @@ def figure(chart: Chart, live: bool = False):
                               label_text_font_size="12px", spacing=12, padding=2,
                               margin=2, border_line_alpha=0), "above")
     return fig
+
+
+def plain_labels() -> PrintfTickFormatter:
+    """Tick labels as plain numbers (2e-05, 0.2, 500), not 2.000e-5 (a new model per axis)."""
+    return PrintfTickFormatter(format="%g")
+
+
+MIN_HEIGHT = 220  # px: below it a frame's tick labels and title crowd each other
+
+
+def integer_valued(chart: Chart, axis: int) -> bool:
+    """Whether every finite value of ``chart``'s lines and points on ``axis`` (0 = x) is a whole
+    number, over a span of at least 1 (a count, a layer, a step): an axis that wants integer
+    ticks."""
+    vals = [s.y if axis else s.x for s in chart.series if s.kind in ("line", "scatter")]
+    v = np.concatenate(vals) if vals else np.empty(0)
+    v = v[np.isfinite(v)]
+    return bool(v.size) and bool(np.all(v == np.round(v))) and float(v.max() - v.min()) >= 1
+
+
+def log_ticker(lo: float, hi: float):
+    """The ticker of a log axis showing ``lo..hi``: Bokeh's decades over three decades or more;
+    else the 1-2-5 values inside the range (every integer mantissa where 1-2-5 gives under
+    three); round linear values where even those are under three (a span under ~1.5x). (Bokeh's
+    ``LogTicker`` falls back to evenly spaced linear ticks on an axis of one or two decades,
+    which pile up at its top end in log space: 0.6/0.7/0.8.) A live figure sets it anew when
+    it refits a log axis (:func:`update`); the HoloViews figures get it through a plot hook
+    (:mod:`icml26.dashboards.app.hvstyle`)."""
+    if not (0 < lo < hi) or math.log10(hi / lo) >= 3:
+        return None
+    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
+        ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)),
+                                               math.ceil(math.log10(hi)) + 1)
+                 for m in mantissas if lo <= m * 10.0 ** k <= hi]
+        if len(ticks) >= 3:
+            return FixedTicker(ticks=ticks, minor_ticks=[])
+    return AdaptiveTicker(num_minor_ticks=0)
+
+
+def ticker(chart: Chart, axis: int):
+    """The figure standard's ticker for ``axis`` (0 = x), or None for Bokeh's default: whole
+    numbers only on an integer-valued linear axis; on a log axis, :func:`log_ticker`."""
+    if chart.y_log if axis else chart.x_log:
+        return log_ticker(*_fitted(chart, axis))
+    if integer_valued(chart, axis):
+        return AdaptiveTicker(min_interval=1.0, num_minor_ticks=0)
+    return None
 
 
 def legend_html(chart: Chart) -> str:
@@ -209,6 +280,12 @@ def update(fig, chart: Chart) -> None:
         start, end = _kept_or_fitted(chart, axis, (rng.start, rng.end))
         if (rng.start, rng.end) != (start, end):
             rng.update(start=start, end=end)
+            if chart.y_log if axis else chart.x_log:  # its ticks were fixed for the old range
+                chosen = ticker(chart, axis)
+                bokeh_axis = (fig.yaxis if axis else fig.xaxis)[0]
+                bokeh_axis.ticker = chosen or LogTicker()
+                bokeh_axis.formatter = (plain_labels() if isinstance(chosen, FixedTicker)
+                                        else LogTickFormatter())
 
 
 #: padding around the data extent, as a share of it

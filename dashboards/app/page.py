@@ -10,8 +10,10 @@ import holoviews as hv
 import panel as pn
 import param
 
-from icml26.dashboards.app import perf
+from icml26.dashboards.app import hvstyle, perf
 from icml26.dashboards.app.live import LiveFigures
+
+hvstyle.apply()  # the HoloViews figures' padding (the live figures pad by construction)
 
 
 class ExplorerBase(pn.viewable.Viewer):

@@ -14,6 +14,7 @@ from test_explorers import fuzzable, random_value
 
 from icml26 import papers
 from icml26.dashboards.app import live
+from icml26.dashboards.app.live import Chart, Series
 
 pn = pytest.importorskip("panel")
 
@@ -147,3 +148,64 @@ def test_a_step_drawn_late_never_overwrites_a_later_step():
     group._draw(1, [(fig_a, old_a), (fig_b, old_b)])  # step 1 again, arriving late
     assert shown(fig_a.pane.object)["lines"][0][1][1] == 3.0  # step 2's chart stays
     assert shown(fig_b.pane.object)["lines"][0][1][1] == 5.0
+
+
+# --------------------------------------------------------------------------- the tick standard
+def test_integer_quantities_get_whole_number_ticks_only():
+    """Layers 1..4 on x: ticks at whole numbers (no 1.5); a ratio axis keeps Bokeh's default."""
+    from bokeh.models import AdaptiveTicker
+
+    layers = Chart("t", "layer", "eRank", [Series("red", [1, 2, 3, 4], [12.1, 15.3, 18.2, 21.0])])
+    fig = live.figure(layers)
+    assert isinstance(fig.xaxis[0].ticker, AdaptiveTicker)
+    assert fig.xaxis[0].ticker.min_interval == 1.0
+    assert live.ticker(layers, 1) is None  # eRank values are fractional
+    ratio = Chart("t", "ratio", "v", [Series("red", [0.25, 0.5, 0.75], [0.1, 0.2, 0.3])])
+    assert live.ticker(ratio, 0) is None
+    assert not live.integer_valued(Chart("t", "a", "b", [Series("red", [3, 3], [0, 1])]), 0)
+
+
+def test_log_axes_spanning_few_decades_get_at_least_three_labels():
+    """Decade ticks alone label 5-20 or 1-1.5 at one or two values, and Bokeh's own fallback
+    piles linear ticks up at the top of a one-decade log axis: the rule gives the 1-2-5 values
+    inside the range (integer mantissas where those are under three), round linear values on
+    a span under ~1.5x, and Bokeh's decades from three decades on."""
+    from bokeh.models import AdaptiveTicker, FixedTicker
+
+    def chart(lo, hi):
+        return Chart("t", "step", "loss", [Series("red", [0, 1], [lo, hi])], y_log=True)
+
+    assert isinstance(live.ticker(chart(1.0, 1.5), 1), AdaptiveTicker)
+    assert live.ticker(chart(5.0, 20.0), 1).ticks == [5.0, 10.0, 20.0]
+    assert live.ticker(chart(0.08, 0.8), 1).ticks == pytest.approx([0.1, 0.2, 0.5])
+    assert live.ticker(chart(2.0, 9.0), 1).ticks == pytest.approx([2, 3, 4, 5, 6, 7, 8, 9])
+    wide = live.ticker(chart(1.0, 300.0), 1)
+    assert isinstance(wide, FixedTicker) and wide.ticks[:3] == [1.0, 2.0, 5.0]
+    assert live.ticker(chart(1e-3, 10.0), 1) is None
+
+
+def test_a_refitted_log_axis_gets_ticks_for_its_new_range():
+    fig = live.figure(Chart("t", "step", "loss", [Series("red", [0, 1], [5.0, 20.0])],
+                            y_log=True))
+    live.update(fig, Chart("t", "step", "loss", [Series("red", [0, 1], [50.0, 200.0])],
+                           y_log=True))
+    assert fig.yaxis[0].ticker.ticks == [50.0, 100.0, 200.0]
+
+
+def test_frames_are_never_lower_than_the_minimum():
+    low = Chart("t", "step", "loss", [Series("red", [0, 1], [0.5, 1.5])], height=110)
+    assert live.figure(low).height == live.MIN_HEIGHT
+
+
+def test_holoviews_figures_are_padded_beyond_their_data():
+    """Points and error bars never sit on the frame: the page module sets 5% padding as the
+    HoloViews default, and a later hv.extension keeps it; a figure's own padding wins."""
+    import holoviews as hv
+
+    import icml26.dashboards.app.page  # noqa: F401  (applies the defaults)
+
+    hv.extension("bokeh")
+    fig = hv.render(hv.Scatter([(0, 0), (1, 1)]) * hv.ErrorBars([(0, 0, 0.5), (1, 1, 0.5)]))
+    assert fig.x_range.start < 0 and fig.x_range.end > 1
+    own = hv.render(hv.Curve([(0, 0), (1, 1)]).opts(padding=0))
+    assert (own.x_range.start, own.x_range.end) == (0, 1)
