@@ -27,7 +27,7 @@ import param
 import torch
 
 from icml26 import detectrouter as dr
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, cell_labels, message_plot, paper_page
 
 VIEW_HEIGHT = 340
 HUMAN, MACHINE = "#1f77b4", "#d62728"
@@ -47,14 +47,13 @@ def auroc_matrix_plot(r: dict) -> hv.Overlay:
     cols = [_short(p) for p in r["pool"]]
     m = np.asarray(r["matrix"])
     cells = [(c, rows[i], float(m[i, j])) for i in range(len(rows)) for j, c in enumerate(cols)]
-    labels = hv.Labels([(c, rows[i], f"{m[i, j]:.2f}") for i in range(len(rows))
-                        for j, c in enumerate(cols)], ["surrogate", "source"], "text")
+    labels = cell_labels(cells, ["surrogate", "source"], (0, 1), diverging=True)
     return (hv.HeatMap(cells, ["surrogate", "source"], "AUROC").opts(
         cmap="RdBu", clim=(0, 1), colorbar=True, responsive=True, height=VIEW_HEIGHT,
         tools=["hover"], xrotation=20, invert_yaxis=True, framewise=True,
         title="AUROC: source (row) x surrogate (column)", xlabel="surrogate (scorer)",
         ylabel="source (generator)")
-            * labels.opts(text_font_size="9pt", text_color="black"))
+            * labels)
 
 
 def method_rows(r: dict) -> list[tuple[str, str, float]]:
@@ -89,14 +88,13 @@ def routing_plot(r: dict, stage: str = "stage2") -> hv.Overlay:
     share = conf / conf.sum(1, keepdims=True)
     cells = [(c, rows[i], float(share[i, j])) for i in range(len(rows))
              for j, c in enumerate(cols)]
-    labels = hv.Labels([(c, rows[i], f"{share[i, j]:.2f}") for i in range(len(rows))
-                        for j, c in enumerate(cols)], ["chosen surrogate", "text from"], "text")
+    labels = cell_labels(cells, ["chosen surrogate", "text from"], (0, 1), diverging=False)
     return (hv.HeatMap(cells, ["chosen surrogate", "text from"], "share routed").opts(
         cmap="Blues", clim=(0, 1), colorbar=True, responsive=True, height=VIEW_HEIGHT,
         tools=["hover"], xrotation=20, invert_yaxis=True, framewise=True,
         title=f"Router's choices ({'stage 1+2' if stage == 'stage2' else 'stage 1'})",
         xlabel="chosen surrogate", ylabel="text from")
-            * labels.opts(text_font_size="9pt", text_color="black"))
+            * labels)
 
 
 # --------------------------------------------------------------------------- live demo

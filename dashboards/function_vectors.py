@@ -28,7 +28,7 @@ import param
 
 from icml26 import function_vectors as fvlib
 from icml26 import papers
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, cell_labels, message_plot, paper_page
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
@@ -136,15 +136,13 @@ def plot_aie(data: dict) -> hv.HeatMap:
     cells = [(f"head {h}", f"layer {layer}", float(aie[layer, h]))
              for layer in range(aie.shape[0]) for h in range(aie.shape[1])]
     lim = max(float(np.abs(aie).max()), 1e-6)
-    labels = hv.Labels([(f"head {h}", f"layer {layer}",
-                         f"{aie[layer, h]:.3f}" + (" *" if (layer, h) in top else ""))
-                        for layer in range(aie.shape[0]) for h in range(aie.shape[1])],
-                       ["head", "layer"], "text")
+    labels = cell_labels(cells, ["head", "layer"], (-lim, lim), diverging=True,
+                         marks={(f"head {h}", f"layer {layer}"): " *" for layer, h in top})
     return (hv.HeatMap(cells, ["head", "layer"], "AIE").opts(
         cmap="RdBu_r", clim=(-lim, lim), colorbar=True, responsive=True, height=260,
         tools=["hover"], title="Average indirect effect (* = FV heads)",
         xlabel="attention head", ylabel="layer", framewise=True)
-        * labels.opts(text_font_size="9pt"))
+        * labels)
 
 
 def plot_interventions(data: dict) -> hv.Bars:

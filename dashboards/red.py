@@ -314,8 +314,9 @@ class REDExplorer(ExplorerBase):
 
 LIVE_CAPTION = (
     "*Top left:* the teacher's largest channel RMS over the median, per layer (dashed: the "
-    "outlier bar 4 of the claim `teacher_outliers`); the second design's teacher (issue 34: a BOS "
-    "token first, peak lr 1e-2) has an outlier channel, 6.1-6.6x the median in every layer (the next one 4.0-4.5x). "
+    "outlier bar 4 of the claim `teacher_outliers`); the second design's teacher (issue 34: a "
+    "BOS token first, peak lr 1e-2) has an outlier channel, 6.1-6.6x the median in every "
+    "layer (the next one 4.0-4.5x). "
     "*Top right:* singular values of the initial projection P (128 x d'): Gaussian spreads "
     "them (Marchenko-Pastur); selections (RED, random) and orthogonal have all equal to 1 "
     "(one line). *Bottom:* a toy with lognormal channel scales (dashed: eRank before "
@@ -335,8 +336,8 @@ def create_app() -> pn.viewable.Viewable:
         "of LLMs via Activation-aware Initialization*, ICML 2026 "
         "([arXiv 2605.29327](https://arxiv.org/abs/2605.29327)). **Blocked:** with an "
         "outlier teacher (issue 34's second design), RED keeps no more eRank than a random "
-        "channel selection and misses the eRank bar on seed 1. Live: the outlier check, the spectrum of P and "
-        "a toy; **Run** distils width-64 students from the teacher.",
+        "channel selection and misses the eRank bar on seed 1. Live: the outlier check, the "
+        "spectrum of P and a toy; **Run** distils width-64 students from the teacher.",
         Explorer())
 
 

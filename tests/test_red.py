@@ -329,7 +329,8 @@ def test_mutation_red_init_absent_or_untuned_fails_its_claims():
 @pytest.mark.xfail(strict=True, reason="measured: even with the second design's outlier teacher "
                    "(6.55x), a random channel selection keeps as much eRank as RED (1.05-1.14x "
                    "Gaussian on seeds 0-6, benchmarks/red_random_selection.csv; the first "
-                   "design's teacher: 1.06-1.32x), so this mutation does not fail erank_preserved here")
+                   "design's teacher: 1.06-1.32x), so this mutation does not fail "
+                   "erank_preserved here")
 def test_mutation_random_selection_fails_erank_preserved():
     out = {c.name: c for c in red.claims_for(red.config_for("quick"), 0,
                                              red_init="random_select")}

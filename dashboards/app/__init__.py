@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {"Chart": "live", "Series": "live", "show": "live", "ExplorerBase": "page",
+            "cell_labels": "hvstyle",
             "message_plot": "page", "paper_page": "page"}
 
 __all__ = sorted(_EXPORTS)

@@ -53,3 +53,21 @@ def apply() -> None:
     hv.opts.defaults(*(getattr(hv.opts, name)(padding=PADDING, hooks=[figure_standard])
                        for name in PADDED), hv.opts.Overlay(hooks=[figure_standard]),
                      backend="bokeh")
+
+
+def cell_labels(cells, kdims, clim: tuple[float, float], diverging: bool, digits: int = 2,
+                marks=None) -> hv.Labels:
+    """The value labels of a heatmap, readable on every cell: ``cells`` are ``(x, y, value)``;
+    the text is white where the colormap is dark (the ends of a diverging map, the top of a
+    sequential one over ``clim``) and black elsewhere; ``-0.00`` is written ``0.00``; ``marks``
+    maps ``(x, y)`` to a suffix (a star for a chosen cell)."""
+    lo, hi = clim
+    rows = []
+    for x, y, v in cells:
+        t = (v - lo) / (hi - lo) if hi > lo else 0.5
+        dark = abs(2 * t - 1) > 0.55 if diverging else t > 0.55
+        text = f"{v:.{digits}f}"
+        if float(text) == 0:
+            text = f"{0:.{digits}f}"
+        rows.append((x, y, text + (marks or {}).get((x, y), ""), "white" if dark else "black"))
+    return hv.Labels(rows, kdims, ["text", "ink"]).opts(text_color="ink", text_font_size="9pt")

@@ -209,3 +209,16 @@ def test_holoviews_figures_are_padded_beyond_their_data():
     assert fig.x_range.start < 0 and fig.x_range.end > 1
     own = hv.render(hv.Curve([(0, 0), (1, 1)]).opts(padding=0))
     assert (own.x_range.start, own.x_range.end) == (0, 1)
+
+
+def test_heatmap_labels_contrast_with_their_cells():
+    """White text on the dark ends of a diverging map (and the top of a sequential one), black
+    on the light middle; no '-0.00'; marks appended."""
+    from icml26.dashboards.app import cell_labels
+
+    cells = [("a", "r", 0.0), ("b", "r", 0.5), ("c", "r", 1.0), ("d", "r", -1e-4)]
+    div = cell_labels(cells, ["x", "y"], (0, 1), diverging=True, marks={("a", "r"): " *"})
+    assert list(div.dimension_values("ink")) == ["white", "black", "white", "white"]
+    assert list(div.dimension_values("text")) == ["0.00 *", "0.50", "1.00", "0.00"]
+    seq = cell_labels(cells, ["x", "y"], (0, 1), diverging=False)
+    assert list(seq.dimension_values("ink")) == ["black", "black", "white", "black"]
