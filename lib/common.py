@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -112,6 +113,32 @@ def cache_path(paper: str, key: str, config: Any, seed: int, version: int) -> Pa
     return cache_dir() / paper / f"v{version}" / f"{key}-{config_hash(config)}-s{seed}.pt"
 
 
+def in_cache(paper: str, key: str, config: Any, seed: int, version: int) -> bool:
+    """Whether :func:`cached` would read this entry instead of computing it (it exists)."""
+    return cache_path(paper, key, config, seed, version).exists()
+
+
+_LISTENERS = threading.local()
+
+
+@contextlib.contextmanager
+def cache_listener(hear: Callable[[str, Path], None]):
+    """Within the block, in this thread, ``hear(event, path)`` learns what :func:`cached`
+    does: ``"read"`` when it returns a stored entry, ``"compute"`` just before it computes a
+    missing one (an app's Run says truthfully whether it trains or reads the cache)."""
+    outer = getattr(_LISTENERS, "stack", ())
+    _LISTENERS.stack = (*outer, hear)
+    try:
+        yield
+    finally:
+        _LISTENERS.stack = outer
+
+
+def _tell(event: str, path: Path) -> None:
+    for hear in getattr(_LISTENERS, "stack", ()):
+        hear(event, path)
+
+
 def cached(paper: str, key: str, config: Any, seed: int, version: int,
            compute: Callable[[], T]) -> T:
     """Return the cached value for (paper, key, config, seed, version), computing it once.
@@ -124,12 +151,15 @@ def cached(paper: str, key: str, config: Any, seed: int, version: int,
     path = cache_path(paper, key, config, seed, version)
     value = _load(path)
     if value is not _MISSING:
+        _tell("read", path)
         return value
     path.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(path.with_name(path.name + ".lock")):
         value = _load(path)  # computed by another worker while this one waited
         if value is not _MISSING:
+            _tell("read", path)
             return value
+        _tell("compute", path)
         value = compute()
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         os.close(fd)

@@ -10,6 +10,7 @@ import holoviews as hv
 import panel as pn
 import param
 
+from icml26 import common
 from icml26.dashboards.app import hvstyle, perf
 from icml26.dashboards.app.live import LiveFigures
 
@@ -42,6 +43,8 @@ class ExplorerBase(pn.viewable.Viewer):
                                                 sizing_mode="stretch_width")
         self._stage = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self._running = threading.Lock()
+        self._stage_now: list = [0, 1, "", None, "computing", ""]  # i, n, label, cache, verb,
+        # and the sub-step's text (see _stage_text)
         self._rendered_live: list[LiveFigures] = []  # one per rendering (see live_panes)
         super().__init__(**params)
 
@@ -98,10 +101,15 @@ class ExplorerBase(pn.viewable.Viewer):
         """The progress bar and the running stage's name (place it near the Run button)."""
         return pn.Column(self._stage, self._progress, sizing_mode="stretch_width")
 
-    def run_stages(self, stages: Sequence[tuple[str, Callable[[], object]]],
-                   keep: Callable[[list], None]) -> bool:
+    def run_stages(self, stages: Sequence[tuple], keep: Callable[[list], None]) -> bool:
         """Run ``(label, compute)`` stages in order, showing "i/n: label…" and a bar, then
         ``keep(results)`` (store them) and count the Run in ``run_done`` (views redraw).
+
+        The stage text says what the on-disk cache did (:func:`icml26.common.cache_listener`,
+        decided here for every app, never typed into a label): "read from the cache", or "not
+        in the cache: computing" (a stage may name its verb: ``(label, compute, "training")``)
+        as soon as the stage asks for an entry; a stage that asks for none says neither.
+        :meth:`stage_progress` shows a stage's own sub-steps under the same line.
 
         False when a Run is already going (the press is ignored) or a stage raised (the
         alert says "Run failed: ..."; the server lives on).
@@ -109,17 +117,31 @@ class ExplorerBase(pn.viewable.Viewer):
         if not self._running.acquire(blocking=False):
             return False
         results: list = []
+        computed: list[str] = []  # labels of the stages that computed a missing entry
         start = time.perf_counter()
         try:
             self._progress.value, self._progress.visible = 0, True
             self._stage.visible = True
-            for i, (label, compute) in enumerate(stages):
-                self._stage.object = f"**Run {i + 1}/{len(stages)}:** {label}…"
-                results.append(compute())
+            for i, (label, compute, *verb) in enumerate(stages):
+                self._stage_now = [i + 1, len(stages), label, None, verb[0] if verb
+                                   else "computing", ""]
+
+                def hear(event: str, _path, now=self._stage_now) -> None:
+                    if now[3] != "compute":  # a stage that computed anything computes
+                        now[3] = event
+                        self._stage.object = self._stage_text()
+
+                self._stage.object = self._stage_text()
+                with common.cache_listener(hear):
+                    results.append(compute())
+                if self._stage_now[3] == "compute":
+                    computed.append(label)
                 self._progress.value = int(100 * (i + 1) / len(stages))
             keep(results)
             self.run_done += 1  # the result views redraw before "Run done" says they did
-            self._stage.object = f"Run done in {time.perf_counter() - start:.1f} s."
+            self._stage.object = (f"Run done in {time.perf_counter() - start:.1f} s"
+                                  + (f" (computed, now cached: {len(computed)} of "
+                                     f"{len(stages)} stages)." if computed else "."))
             return True
         except Exception as e:  # noqa: BLE001 - shown to the user, the server must live
             self._show_error(f"Run failed: {type(e).__name__}: {e}")
@@ -128,6 +150,20 @@ class ExplorerBase(pn.viewable.Viewer):
         finally:
             self._progress.visible = False
             self._running.release()
+
+    def _stage_text(self) -> str:
+        i, n, label, cache, verb, detail = self._stage_now
+        note = {"read": " (read from the cache)",
+                "compute": f" (not in the cache: {verb} now, then cached)"}.get(cache, "")
+        return f"**Run {i}/{n}:** {label}{note}{detail}…"
+
+    def stage_progress(self, text: str, frac: float) -> None:
+        """A sub-step of the running stage (``text``, ``frac`` of the stage done): shown after
+        the stage's line and its cache note; the bar moves with it."""
+        i, n = self._stage_now[:2]
+        self._stage_now[5] = f": {text} ({100 * frac:.0f}%)"
+        self._stage.object = self._stage_text()
+        self._progress.value = int(100 * (max(i - 1, 0) + frac) / n)
 
 
 def message_plot(text: str) -> hv.Element:
