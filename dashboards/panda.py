@@ -5,13 +5,18 @@ Behind the Run button (one stage with the lib's sub-stages and a progress bar; r
 on disk): the game instance, the landscape sweep ``Phi(x)`` over a grid of incentives
 (batched lower-level solves), the brute-force ``Phi*``, PANDA from a cold start and the
 baselines at its budget of oracle calls, the NI gap with ``rho_k``, and the second-order
-detector's counts. The app's default is a shorter PANDA run than the claims' quick scale, so
-a Run at the defaults answers in a few minutes on 2 cores (see ``iterations``).
+detector's counts. The app's default Run is the claims' run (``icml26.panda.claims(seed)``:
+the same config, so the same cache entry: seconds once the claims or the notebook ran it,
+minutes from an empty cache); a short run of ``SHORT_ITERATIONS`` PANDA steps is the
+option, and the page says before a Run which of the two costs applies (:func:`plan_note`).
 
 Serve alone with ``panel serve dashboards/panda.py`` or with every paper via ``icml26 serve``.
 """
 
 from __future__ import annotations
+
+import csv
+from pathlib import Path
 
 import numpy as np
 import panel as pn
@@ -38,9 +43,12 @@ STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive gri
               "implicit": "baseline: implicit differentiation (GDA + MINRES) at PANDA's budget",
               "implicit_exact": "reference: exact implicit hypergradient",
               "evaluate": "true Phi(x_k) along every trace", "done": "done"}
-#: PANDA steps of the app's default Run: the claims' quick scale uses the spec probe's 6000,
-#: which take ~6x longer (see the ``iterations`` doc)
-APP_ITERATIONS = 100
+#: PANDA steps of the app's default Run: the claims' quick scale (the spec probe's 6000), so a
+#: Run at the defaults is the claims' cached experiment and shows their result
+CLAIMS_ITERATIONS = lib.config_for("quick").panda.iterations
+#: the short run offered instead (PANDA far from converged: Phi/Phi* ~13 on seed 0)
+SHORT_ITERATIONS = 100
+TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "panda_timings.csv"
 LIVE_CAPTION = (
     "*Live:* the penalty rho_k = rho_0 + growth k on the Nikaido-Isoda gap and PANDA's Adam "
     "step sizes (policy logits and incentive x), decayed linearly to 1% over the final "
@@ -75,16 +83,14 @@ class PandaExplorer(ExplorerBase):
     anneal = param.Number(0.2, bounds=(0.0, 1.0), step=0.05,
                           doc="Final fraction of the run over which the step sizes decay "
                               "linearly to 1% (ours; 0 = constant).")
-    iterations = param.Integer(APP_ITERATIONS, bounds=(50, 12000), step=50,
-                               doc=f"PANDA iterations from a cold start. The related baselines "
-                                   f"run at PANDA's budget of oracle calls, so a Run's cost "
-                                   f"grows linearly with it: the app's default "
-                                   f"{APP_ITERATIONS} answered in 21 s in Chromium, the claims' "
-                                   f"{lib.config_for('quick').panda.iterations} (the spec "
-                                   f"probe's; cached once the notebook or the claims ran it) "
-                                   f"take ~6 min wall (benchmarks/panda_timings.csv), several "
-                                   f"times longer on busy cores (200 steps once took 290 s). "
-                                   f"At {APP_ITERATIONS} steps PANDA is far from converged.")
+    iterations = param.Integer(CLAIMS_ITERATIONS, bounds=(50, 12000), step=50,
+                               doc=f"PANDA iterations from a cold start (default: the claims' "
+                                   f"{CLAIMS_ITERATIONS}, the spec probe's, so a Run reads the "
+                                   f"claims' cached experiment once they ran). The related "
+                                   f"baselines run at PANDA's budget of oracle calls, so a "
+                                   f"Run's cost grows linearly with it; the line under the Run "
+                                   f"button says what this Run costs. Short run: "
+                                   f"{SHORT_ITERATIONS} (PANDA far from converged).")
     warm_start = param.Boolean(False, doc="Warm start (NOT the paper's method): the lower "
                                           "level starts at the exact saddle point of x0 "
                                           "(Newton with analytic second-order Jacobians).")
@@ -112,6 +118,7 @@ class PandaExplorer(ExplorerBase):
         self._results_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._summary = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._landscape = pn.pane.Bokeh(None, sizing_mode="stretch_width")
+        self._plan = pn.pane.Markdown("", margin=(0, 10))
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -263,15 +270,39 @@ class PandaExplorer(ExplorerBase):
         fmt = {"grid": cfg.oracle.grid, "iterations": cfg.panda.iterations}
 
         def tick(stage: str, frac: float) -> None:  # the lib's sub-stages, in the Run's line
-            text = STAGE_TEXT.get(stage, stage).format(**fmt)
-            self._stage.object = f"**Run 1/1:** {text} ({100 * frac:.0f}%)…"
-            self._progress.value = int(100 * frac)
+            self.stage_progress(STAGE_TEXT.get(stage, stage).format(**fmt), frac)
 
         def keep(results: list) -> None:
             self._result, self._result_key = results[0], (cfg, seed)
             self._show_error()
 
         self.run_stages([(label, lambda: lib.experiment(cfg, seed, progress=tick))], keep)
+
+    def plan_note(self) -> str:
+        """What a Run at the current settings costs, said before it: read from the cache, or
+        computed (and how long, from the recorded timings)."""
+        if self._error():
+            return ""
+        cfg = self.config()
+        claims = "the claims' run" if cfg == lib.config_for("quick") else "not the claims' run"
+        if lib.in_cache(cfg, self.seed):
+            return f"**This Run** ({claims}) is in the cache: it reads it (seconds)."
+        eta = run_seconds(cfg.panda.iterations)
+        text = (f"**This Run** ({claims}) is not in the cache: it computes"
+                + ("" if eta is None else f", about {_duration(eta)} on 2 cores")
+                + " (benchmarks/panda_timings.csv; longer on busy cores), then caches it.")
+        if cfg.panda.iterations > SHORT_ITERATIONS:
+            short = run_seconds(SHORT_ITERATIONS)
+            text += (f" A short run: *Iterations* {SHORT_ITERATIONS}"
+                     + ("" if short is None else f" (about {_duration(short)})")
+                     + ", PANDA far from converged.")
+        return text
+
+    @param.depends(*_SETTINGS, "run_done", watch=True, on_init=True)
+    def _update_plan(self) -> None:
+        text = self.plan_note()
+        if self._plan.object != text:
+            self._plan.object = text
 
     @param.depends("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost",
                    "rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations", "grid",
@@ -293,7 +324,7 @@ class PandaExplorer(ExplorerBase):
                         "name": "Run (landscape + methods)"},
                 "methods": pn.widgets.CheckBoxGroup,
             }),
-            self.run_status, width=320)
+            self._plan, self.run_status, width=320)
         penalty, steps = self.live_panes()
         # the Run's figures: separate Bokeh panes (no HoloViews Layout swapped in after Run)
         results = LiveFigures(self)
@@ -423,6 +454,29 @@ def summary_markdown(exp: dict) -> str:
     return "\n".join(lines)
 
 
+def run_seconds(iterations: int, path: Path = TIMINGS_CSV) -> float | None:
+    """Wall seconds of a Run from an empty cache at ``iterations`` PANDA steps (default grid
+    and methods): the least-squares line through the recorded runs of
+    ``benchmarks/panda_timings.csv`` (None without two distinct step counts)."""
+    if not path.exists():
+        return None
+    with path.open(newline="") as f:
+        pts = [(float(r["panda_iterations"]), float(r["wall_s"])) for r in csv.DictReader(f)]
+    if len({n for n, _ in pts}) < 2:
+        return None
+    slope, intercept = np.polyfit(*np.array(pts).T, 1)
+    return max(float(intercept + slope * iterations), 0.0)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def _eta_text(iterations: int) -> str:
+    eta = run_seconds(iterations)
+    return "several minutes" if eta is None else _duration(eta)
+
+
 Explorer = PandaExplorer
 
 
@@ -435,8 +489,10 @@ def create_app() -> pn.viewable.Viewable:
         "incentive x steers an entropy-regularised zero-sum Markov game towards target "
         "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
         "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
-        "runs PANDA and the baselines (a few minutes at the app's default of "
-        f"{APP_ITERATIONS} steps; cached).",
+        f"runs PANDA ({CLAIMS_ITERATIONS} steps by default: the claims' run) and the "
+        "baselines: seconds once the claims or the notebook cached it, else about "
+        f"{_eta_text(CLAIMS_ITERATIONS)} on 2 cores (the line under the Run button says "
+        f"which); a short run of {SHORT_ITERATIONS} steps is an option.",
         Explorer())
 
 

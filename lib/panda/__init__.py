@@ -106,6 +106,7 @@ from icml26.panda.experiments import (
     figure_convergence_data,
     figure_landscape_data,
     figure_ni_data,
+    in_cache,
     run_experiment,
 )
 from icml26.panda.game import (
@@ -131,7 +132,7 @@ __all__ = [
     "jacobians", "jacobians_autograd", "landscape", "make_game", "phi", "phi_radius", "residual",
     "solve_equilibrium", "MATRIX_GAME", "METHOD_LABELS", "METHODS", "PAPER", "SCALES",
     "ExperimentConfig", "config_for", "experiment", "figure_convergence_data",
-    "figure_landscape_data", "figure_ni_data", "run_experiment", "DTYPE", "TARGETS",
+    "figure_landscape_data", "figure_ni_data", "in_cache", "run_experiment", "DTYPE", "TARGETS",
     "BestResponse", "GameConfig", "MarkovGame", "backup", "best_response", "ni_gap", "policies",
     "policy_value", "reward", "upper_objective", "claims", "claims_for", "SPECS", "CLAIM_SPECS",
     "baseline_comparison", "gaps", "RELATED", "SecondOrderDetector", "PandaConfig", "Trace",

@@ -170,6 +170,13 @@ def experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                          CACHE_VERSION, lambda: run_experiment(cfg, seed, progress, device))
 
 
+def in_cache(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
+             device: str = "cpu") -> bool:
+    """Whether :func:`experiment` would read ``(cfg, seed)`` from the cache (nothing runs)."""
+    return common.in_cache(PAPER, common.device_key("experiment", device), cfg, seed,
+                           CACHE_VERSION)
+
+
 # --------------------------------------------------------------------------- figures
 def figure_convergence_data(exp: dict) -> dict:
     """F1: ``Phi(x_k)`` per method against iteration and oracle calls (long format; the

@@ -21,16 +21,36 @@ def tmp_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
 
 
-def test_defaults_are_the_quick_scale_with_a_shorter_panda_run():
-    """The app's default Run answers in minutes: the quick scale but APP_ITERATIONS steps."""
+def test_the_default_run_is_the_claims_run_and_the_short_run_an_option(tmp_cache):
+    """A Run at the defaults is icml26.panda.claims(seed)'s experiment (the same config, so
+    the same cache entry), not the old 100-step default that made PANDA look worst (Phi/Phi*
+    13.3 on seed 0); the short run is offered, and the page says what a Run costs before it."""
     quick = lib.config_for("quick")
-    n = app.APP_ITERATIONS
-    assert n < quick.panda.iterations
-    assert app.Explorer().config() == replace(
-        quick, panda=replace(quick.panda, iterations=n, record_every=n // 100))
-    assert str(n) in app.Explorer.param.iterations.doc  # the cost is stated
-    # at the quick scale's step count the app asks exactly the claims' cached experiment
-    assert app.Explorer(iterations=quick.panda.iterations).config() == quick
+    e = app.Explorer()
+    assert e.config() == quick and e.iterations == quick.panda.iterations == 6000
+    assert app.SHORT_ITERATIONS < quick.panda.iterations
+    short = app.Explorer(iterations=app.SHORT_ITERATIONS).config()
+    assert short == replace(quick, panda=replace(quick.panda, iterations=app.SHORT_ITERATIONS,
+                                                 record_every=1))
+    assert str(app.SHORT_ITERATIONS) in app.Explorer.param.iterations.doc
+    # before the Run: not cached here, so it says it computes and for how long (from the
+    # recorded timings: minutes for 6000 steps), and offers the short run
+    plan = e._plan.object
+    assert "the claims' run" in plan and "not in the cache" in plan and " min " in plan
+    assert f"*Iterations* {app.SHORT_ITERATIONS}" in plan
+    assert app.run_seconds(quick.panda.iterations) > 120  # why the page must say so
+    assert app.run_seconds(app.SHORT_ITERATIONS) < app.run_seconds(quick.panda.iterations)
+    # the intro states that time, not "a few minutes"
+    intro = app.create_app().objects[0].object
+    assert "a few minutes" not in intro and app._eta_text(quick.panda.iterations) in intro
+
+
+def test_run_seconds_is_the_line_through_the_recorded_timings(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("panda_iterations,wall_s\n1000,100\n6000,600\n")
+    assert app.run_seconds(3000, path) == pytest.approx(300)
+    path.write_text("panda_iterations,wall_s\n1000,100\n")
+    assert app.run_seconds(3000, path) is None  # one step count: no line
 
 
 def test_schedule_is_live_and_analytic():
@@ -84,6 +104,11 @@ def test_run_draws_the_figures_then_marks_them_stale(tmp_cache):
     assert rho.series[0].y[0] == pytest.approx(e.rho0)
     assert e._landscape.object is not None and e._landscape.object.renderers
     assert "Phi*" in e._summary.object and "stale" not in e.results_note()
+    # the Run said it computed (empty cache); now the page says a Run reads the cache
+    assert "computed, now cached" in e._stage.object
+    assert "is in the cache" in e._plan.object and "not the claims' run" in e._plan.object
+    e.param.trigger("run")
+    assert e.run_done == 2 and "computed" not in e._stage.object
     e.tau = 0.5  # another game: the figures stay (they show the Run) and say they are stale
     assert "convergence" not in e.plot_data()
     assert "stale" in e._results_caption.object
@@ -113,6 +138,7 @@ def test_run_reports_the_libs_stages(tmp_cache, monkeypatch):
     monkeypatch.setattr(lib, "experiment", fake)
     e = app.Explorer(iterations=300, grid=9)
     e.param.trigger("run")
-    assert seen[0].startswith("**Run 1/1:** brute-force Phi* over the 9 x 9")
+    assert seen[0].startswith("**Run 1/1:** Phi* on a 9 x 9 grid, PANDA (300 steps)")
+    assert "brute-force Phi* over the 9 x 9" in seen[0]
     assert "PANDA, 300 first-order steps" in seen[1] and "(30%)" in seen[1]
     assert "unrolled descent-ascent" in seen[2]
