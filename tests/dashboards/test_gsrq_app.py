@@ -51,13 +51,33 @@ def test_live_charts_name_their_axes_and_follow_the_data():
 
 
 def test_toy_view_shows_kmeans_shrinkage():
-    e = app.Explorer(n_codes=4)
+    e = app.Explorer(toy_codes=2)
     d = e.plot_data()
     centroid_norms = np.linalg.norm(d["toy_kmeans"], axis=1)
     assert d["toy_points"].shape == (app.TOY_N, 2)
     assert (centroid_norms < 1.0).all()  # equal-norm points on the unit ring, means inside
+    np.testing.assert_allclose(np.linalg.norm(d["toy_gskm_shapes"], axis=1), 1.0, atol=1e-5)
     chart = e.toy_chart()
-    assert [s.label.split(" ")[0] for s in chart.series[1:]] == ["points", "k-means", "GSKM"]
+    # the red centroids are drawn last: on top of everything else
+    assert [s.label.split(" ")[0] for s in chart.series[1:]] == ["points", "GSKM", "k-means"]
+
+
+def test_default_picture_shows_the_shrinkage():
+    """Issue 32: at the old default (min(K, 16) = 16 codewords) the picture showed norm
+    ratios 0.99 vs 0.99 and the red centroids hid under the blue GSKM codewords (on equal
+    norms GSKM's l2-optimal gain makes them coincide). The default K of the picture is 4
+    (1 bit per coordinate, app.TOY_CODES_WHY): the centroids sit >= 5% of the radius inside
+    the ring (population value 0.907), GSKM's unit shapes on it, drawn apart."""
+    e = app.Explorer()
+    assert e.toy_codes == 4
+    d = e.plot_data()
+    km = np.linalg.norm(d["toy_kmeans"], axis=1)
+    shapes = np.linalg.norm(d["toy_gskm_shapes"], axis=1)
+    assert km.max() <= 0.95 and shapes.min() >= 0.999  # >= 5% of the ring apart
+    assert "norm ratio 0.9" in e.toy_chart().title
+    old = app._toy(16, 0.0, 0.0, "cos", "cluster", 0)  # the old default: invisible
+    assert old["kmeans_metrics"]["norm_ratio"] > 0.98
+    assert "inside the ring" in app.LIVE_CAPTION and "K = 4" in app.LIVE_CAPTION
 
 
 def test_run_quantizes_and_reports_each_stage():
