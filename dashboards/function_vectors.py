@@ -5,8 +5,11 @@ prompt (shots, fraction of uninformative ``Z -> Z`` demonstrations), corrupt it 
 shuffled labels), intervene on the top-k function-vector heads (replace with the task mean,
 Todd's additive FV, another task's mean, a random vector), and watch the answer's shift
 distribution; compare the QK / V hybrids; look at the FV heads' attention in context vs
-isolated. The model is the shipped one of ``model_seed`` (Run loads it through
-``run_stages``; a seed without shipped weights is trained once and cached).
+isolated. The model is the shipped one of ``model_seed``. **Run** loads it through
+``run_stages`` (a seed without shipped weights is trained once and cached) and computes the
+paper's F1 for it -- accuracy under each intervention on the FV heads over the claims'
+evaluation prompts (``fvlib.figure_interventions_data``: the claims' numbers, cached) -- a
+figure the live views do not have, so a Run at the defaults shows something new.
 
 Unless the registry says ``reproduced``, the page says at the top what the status is and on
 which seeds which binding claims fail (:func:`status_note`, computed from
@@ -236,12 +239,16 @@ class FunctionVectorsExplorer(ExplorerBase):
     model_seed = param.Integer(0, bounds=(0, max(fvlib.SHIPPED_SEEDS)),
                                doc="Seed of the trained model (shipped weights for 0-"
                                    f"{max(fvlib.SHIPPED_SEEDS)}); press Run to load it.")
-    run = param.Event(doc="Load the model of model_seed (seconds with shipped weights).")
+    run = param.Event(doc="Load the model of model_seed and compute the paper's F1 for it: "
+                          "accuracy under each intervention over the claims' evaluation "
+                          "prompts (seconds once cached).")
 
     _PROMPT = ("task", "n_shots", "p_uninformative", "fv_heads", "prompt_seed", "run_done")
 
     def __init__(self, **params):
         self._loaded_seed = 0
+        self._f1, self._f1_seed = None, 0  # the Run's F1 data (figure_interventions_data)
+        self._f1_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="warning", visible=False)
         self._status = pn.pane.Alert(status_note(), alert_type="warning",
                                      visible=papers.get("function_vectors").status != "reproduced",
@@ -373,19 +380,46 @@ class FunctionVectorsExplorer(ExplorerBase):
         a = _analysis(self._loaded_seed, False)
         return plot_aie({"aie": a["aie"].numpy(), "top": a["ranking"][: self.fv_heads]})
 
+    @param.depends("run_done")
+    def interventions_view(self) -> hv.Element:
+        """The Run's F1: accuracy under each intervention, zero-shot and shuffled prompts."""
+        if self._f1 is None:
+            return message_plot("Press Run: the paper's F1 for the seed")
+        return plot_interventions(self._f1)
+
+    def f1_note(self) -> str:
+        if self._f1 is None:
+            return ("**Run** loads the model of *model_seed* and computes the paper's F1 for "
+                    "it: accuracy on the true task under each intervention on the FV heads, "
+                    "over the claims' evaluation prompts.")
+        gain = self._f1["gain"]
+        top = f"replace top-{self.config().top_k}"
+        return (f"**Run result, model seed {self._f1_seed}** (the claims' F1): replacing the "
+                f"top-{self.config().top_k} FV heads' outputs with the task mean lifts "
+                f"zero-shot accuracy by {gain[('zero_shot', top)]:+.2f} and shuffled 6-shot "
+                f"accuracy by {gain[('shuffled', top)]:+.2f} over the corrupted baseline; "
+                f"clean 6-shot accuracy {self._f1['clean']:.2f}.")
+
+    @param.depends("run_done", watch=True, on_init=True)
+    def _update_f1_note(self) -> None:
+        self._f1_caption.object = self.f1_note()
+
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        seed = self.model_seed
+        seed, cfg = self.model_seed, self.config()
         shipped = seed in fvlib.SHIPPED_SEEDS
-        label = (f"loading the model of seed {seed} (shipped weights) and ranking its heads "
-                 f"by AIE" if shipped else
-                 f"training the model of seed {seed} (not shipped: about 1-3 minutes, cached)")
+        label = (f"the model of seed {seed} (shipped weights) and its heads ranked by AIE"
+                 if shipped else f"the model of seed {seed} (not shipped: trained, about 1-3 "
+                 f"minutes)")
 
         def keep(results: list) -> None:
-            self._loaded_seed = seed
+            self._loaded_seed, self._f1, self._f1_seed = seed, results[1], seed
             self._show("")
 
-        self.run_stages([(label, lambda: _analysis(seed, True))], keep)
+        self.run_stages([(label, lambda: _analysis(seed, True)),
+                         ("F1: accuracy under each intervention on the FV heads (zero-shot "
+                          "and shuffled prompts)", lambda: fvlib.figure_interventions_data(
+                              cfg, seed))], keep)
 
     @param.depends("model_seed", "run_done", watch=True, on_init=True)
     def _seed_changed(self) -> None:
@@ -408,13 +442,14 @@ class FunctionVectorsExplorer(ExplorerBase):
         # DynamicMap (which keeps one type)
         dm["attention_view"] = pn.panel(self.attention_view, sizing_mode="stretch_width",
                                         height=VIEW_HEIGHT)
+        f1 = pn.panel(self.interventions_view, sizing_mode="stretch_width", height=340)
         return pn.Row(
             pn.Column(controls, self.run_status, width=320),
             pn.Column(self._status, self._alert,
                       pn.Row(dm["accuracy_view"], shift, sizing_mode="stretch_width"),
+                      self._f1_caption, pn.Row(dm["aie_view"], f1, sizing_mode="stretch_width"),
                       pn.Row(dm["decomposition_view"], dm["attention_view"],
-                             sizing_mode="stretch_width"),
-                      dm["aie_view"], sizing_mode="stretch_width"),
+                             sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
 

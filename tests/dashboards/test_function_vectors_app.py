@@ -63,6 +63,21 @@ def test_views_draw_and_the_shift_chart_is_live():
     assert type(e.attention_view()).__name__ == "HeatMap"
 
 
+def test_a_run_at_the_defaults_shows_something_new():
+    """Issue 32: the default Run loaded seed 0, already shown, and changed nothing visible.
+    Now it also computes the paper's F1 for the seed (the claims' intervention numbers): a
+    figure and a caption that were not there before the Run."""
+    e = app.Explorer()
+    before = (e.f1_note(), type(e.interventions_view()).__name__)
+    assert before[1] == "Text" and "Press Run" in e.interventions_view().data[2]
+    e.param.trigger("run")
+    assert e.run_done == 1 and e.error_message() == ""
+    bars = e.interventions_view()
+    assert type(bars).__name__ == "Bars" and len(bars.data) > 10
+    assert e.f1_note() != before[0] and "Run result, model seed 0" in e._f1_caption.object
+    assert "replace top-3" in set(bars.data["intervention"])
+
+
 def test_run_loads_a_seed_through_run_stages():
     e = app.Explorer(model_seed=2)
     assert "press Run" in e.error_message()
