@@ -69,7 +69,7 @@ def trajectories_chart(exp: dict, m: lpds.MapConfig, labels=None, n: int = 16) -
         series.append(Series(color(label), x, y, label, width=1.2 if label == "BC" else 1.6,
                              dash="dotted" if label == "BC" else "solid"))
     return Chart("Decoded waypoint paths per method", "position x", "position y", series,
-                 height=340)
+                 height=340, geometry=True)
 
 
 def returns_chart(exp: dict) -> Chart:
@@ -214,7 +214,7 @@ class LPDSExplorer(ExplorerBase):
             x, y = joined(d["states"][mask], d["actions"][mask], m.horizon)
             series.append(Series(COLORS[label], x, y, label, width=1.2))
         return Chart(f"Map and demos ({self.noisy_share:.0%} noisy)", "position x",
-                     "position y", series, height=320)
+                     "position y", series, height=320, geometry=True)
 
     @param.depends("delta")
     def latent_law_chart(self) -> Chart:

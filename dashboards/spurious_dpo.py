@@ -23,6 +23,7 @@ import param
 
 from icml26 import spurious_dpo as sd
 from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app.page import PANEL_WIDTH, figure_grid
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
           "hidden_converged": "#9467bd", "ties": "#d62728", "random_labels": "#ff7f0e",
@@ -47,8 +48,8 @@ def _opts(el, title: str, legend: str = "top_left"):
 
 def _panel_opts(el, title: str):
     """A panel of a grid: a fixed size and the legend below the frame (never over data)."""
-    return el.opts(title=title, legend_position="bottom", legend_cols=2, width=420,
-                   height=360)
+    return el.opts(title=title, legend_position="bottom", legend_cols=2, width=PANEL_WIDTH,
+                   height=340)
 
 
 def mean_bias_chart(theory: dict, fitted=None, n_fit: int | None = None) -> Chart:
@@ -230,13 +231,6 @@ def neural_plot(rows) -> hv.Layout:
                      min_height=280, xrotation=0, tools=["hover"])
 
 
-def _panels(layout: hv.Layout, ncols: int) -> pn.GridBox:
-    """The panels of a grid figure as separate panes: a HoloViews grid that replaces the
-    "Press Run" message in a live page was laid out at 0 x 0 px in Chromium (the notebook
-    draws the same ``hv.Layout`` fine)."""
-    return pn.GridBox(*(pn.pane.HoloViews(panel) for panel in layout), ncols=ncols)
-
-
 @functools.lru_cache(maxsize=48)
 def _run_stage(stage: str, cfg: sd.SpuriousConfig, seed: int) -> dict:
     """One part of a Run (cached per settings: a repeated Run only redraws)."""
@@ -406,19 +400,19 @@ class SpuriousDPOExplorer(ExplorerBase):
             title=f"Fitted leakage, n = {self._result['n']}")
 
     @param.depends("run_done")
-    def run_irreducible_view(self) -> pn.GridBox | hv.Element:
+    def run_irreducible_view(self) -> pn.FlexBox | hv.Element:
         """theta_s1, accuracies and the estimation error vs n (mean over replicates)."""
         if self._result is None:
             return message_plot("Press Run for the sweep over n")
         d = self._result["irreducible"]
-        return _panels(irreducible_plot(d["rows"], d["theta_s1_pop"]), ncols=3)
+        return figure_grid(irreducible_plot(d["rows"], d["theta_s1_pop"]))
 
     @param.depends("run_done")
-    def run_ties_view(self) -> pn.GridBox | hv.Element:
+    def run_ties_view(self) -> pn.FlexBox | hv.Element:
         """Fitted |theta_s1| relative to DPO, theta_c.w* and accuracies vs tie fraction."""
         if self._result is None:
             return message_plot("Press Run for the tie sweep")
-        return _panels(ties_plot(self._result["ties"]["rows"]), ncols=2)
+        return figure_grid(ties_plot(self._result["ties"]["rows"]))
 
     @param.depends("run", watch=True)
     def _run(self) -> None:

@@ -220,9 +220,8 @@ class TritonGymExplorer(ExplorerBase):
                 x, y = zip(*pts)
                 series.append(Series(BUG_COLORS[bug], x, y, tg.BUG_LABELS[bug],
                                      kind="scatter"))
-        return Chart("Max error of each mutant",
-                     "operator index (see caption)", "max |err| (1e3: crash/NaN/OOB)", series,
-                     y_log=True, height=340)
+        return Chart("Max error of each mutant", "operator", "max |err| (1e3: crash/NaN/OOB)",
+                     series, y_log=True, height=340, x_names=ops)
 
     def run_charts(self) -> list:
         return [self.mc_p_bug_chart, self.mc_budget_chart, self.error_chart]
@@ -235,9 +234,7 @@ class TritonGymExplorer(ExplorerBase):
         r = self._result
         cfg = r["config"]
         return (f"**Measured harness** ({r['title']}): {r['caught']} of {r['mutants']} "
-                f"mutants fail verify; operators by index: "
-                + ", ".join(f"{i} {o}" for i, o in enumerate(cfg.ops))
-                + f". Iterative (T={cfg.turns}) minus one-shot Pass@1 at p_bug "
+                f"mutants fail verify. Iterative (T={cfg.turns}) minus one-shot Pass@1 at p_bug "
                 f"{cfg.p_bug:g}: {r['gap']['gap']:+.3f}.")
 
     @param.depends("run", watch=True)

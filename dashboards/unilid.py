@@ -170,8 +170,8 @@ class UniLIDExplorer(ExplorerBase):
             return None
         per = self._result["per_language"]
         x = np.arange(1, len(per["labels"]) + 1, dtype=float)
-        return Chart(f"Per language at k = {self._result['k']}", "language (number, see "
-                     "caption)", "test accuracy", [
+        return Chart(f"Per language at k = {self._result['k']}", "language",
+                     "test accuracy", x_names=dict(zip(x, per["labels"])), series=[
                          Series(METHOD_COLORS["UniLID"], x, per["UniLID"], "UniLID",
                                 kind="scatter"),
                          Series(METHOD_COLORS["fastText"], x, per["fastText"], "fastText",
@@ -185,10 +185,7 @@ class UniLIDExplorer(ExplorerBase):
             return ("**Language ID on Django UI strings:** press **Run** (vocabulary, UniLID "
                     "by EM at the chosen alpha and EM iterations, and the baselines tuned on "
                     "validation samples, fastText over 36 configs per k).")
-        labels = ", ".join(f"{i + 1} = {c}" for i, c in
-                           enumerate(self._result["per_language"]["labels"]))
-        return (f"**Language ID on Django UI strings** ({self._result['title']}). "
-                f"Languages: {labels}.")
+        return f"**Language ID on Django UI strings** ({self._result['title']})."
 
     @param.depends("run", watch=True)
     def _run(self) -> None:

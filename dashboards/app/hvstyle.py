@@ -5,7 +5,7 @@ their tickers by rule; the HoloViews figures (heatmaps, error bars, overlays) ge
 padding here, as Bokeh-backend option defaults, so no point sits on a frame corner and no error
 bar is cut at the frame, in every app and notebook at once; and their log axes get the live
 figures' tick rule (three labels at least, none piled up:
-:func:`~icml26.dashboards.app.live.log_ticker`) through a plot hook. An element's own ``.opts``
+:func:`~icml26.dashboards.app.axes.log_ticker`) through a plot hook. An element's own ``.opts``
 still win (defaults only fill what a figure leaves unset). The same hook moves a legend that
 HoloViews put inside the frame (``legend_position="top_left"`` and the like) to the right of
 it, so a legend never covers data. :func:`apply` runs when the page module is
@@ -17,7 +17,7 @@ from __future__ import annotations
 import holoviews as hv
 from bokeh.models import FixedTicker, Legend, LogAxis
 
-from icml26.dashboards.app.live import log_ticker, plain_labels
+from icml26.dashboards.app.axes import log_ticker, plain_labels
 
 PADDING = 0.05  # the live figures' PAD
 PADDED = ("Curve", "Scatter", "Points", "ErrorBars", "Spread", "Area")

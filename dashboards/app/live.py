@@ -14,19 +14,12 @@ each figure once. (Held on a worker thread, they went out as one message per cha
 and the browser painted between them: a step of a three-figure page took 1.2-1.3x the trivial
 app's; see ``benchmarks/dashboard_latency.csv``.)
 
-Axes are ``Range1d`` set here, in the same held message as the data: the extent of the data
-plus 5% (in log space on a log axis), kept while the data stays inside and fills at least half
-of it, refitted otherwise. So data never leaves the plot, small steps move the curves and not
-the axes, and the browser draws a step once. (``DataRange1d``, refitted by the browser, cost a
-data-bounds pass and a re-layout per changed source: 1.3-1.9x the trivial app's step.)
-The legend sits outside the frame (above it, as HTML), so it never covers data.
-
-Ticks follow one rule for every figure (:func:`ticker`, chosen when the figure is drawn): an axis
-whose data are whole numbers (layers, hops, steps, indices) gets ticks at whole numbers only,
-never 1.5; a log axis spanning under three decades gets labelled ticks at the 1-2-5 values (or
-every integer mantissa, or round linear values on a very short span: :func:`log_ticker`), so at
-least three are labelled. A frame is never lower than MIN_HEIGHT, so its tick labels cannot pile
-up.
+Axes are ``Range1d`` set here, in the same held message as the data, by the rules of
+:mod:`.axes` (padding, kept while the data fills half, tickers, equal aspect for geometry). So
+data never leaves the plot, small steps move the curves and not the axes, and the browser draws
+a step once. (``DataRange1d``, refitted by the browser, cost a data-bounds pass and a re-layout
+per changed source: 1.3-1.9x the trivial app's step.) The legend sits outside the frame (above
+it, as HTML), so it never covers data.
 
 The same function draws the figure in the notebook (:func:`figure`), in the served app and in
 the tests; :func:`chart_ranges` gives the data extent the browser test checks against.
@@ -36,100 +29,31 @@ from __future__ import annotations
 
 import html
 import itertools
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
 import panel as pn
 import param
 from bokeh.core.properties import value
-from bokeh.models import (
-    AdaptiveTicker,
-    ColumnDataSource,
-    FixedTicker,
-    Legend,
-    LegendItem,
-    LogTicker,
-    LogTickFormatter,
-    PrintfTickFormatter,
-    Range1d,
-    Span,
-)
+from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d, Span
 from bokeh.plotting import figure as bokeh_figure
 
-KINDS = ("line", "scatter", "vline", "hline")
-
-
-@dataclass(frozen=True)
-class Series:
-    """One layer: a line or scatter of ``(x, y)``, or a vertical/horizontal mark at ``at``.
-
-    ``label=None`` leaves the layer out of the legend. Colours are explicit (no cycle), so a
-    layer keeps its colour when others come and go.
-    """
-
-    color: str
-    x: Sequence[float] | np.ndarray = ()
-    y: Sequence[float] | np.ndarray = ()
-    label: str | None = None
-    kind: str = "line"
-    dash: str = "solid"
-    at: float = math.nan  # position of a vline / hline
-    width: float = 2.0
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.kind in ("line", "scatter"):
-            x = np.asarray(self.x, dtype=float)
-            y = np.asarray(self.y, dtype=float)
-            if x.shape != y.shape or x.ndim != 1:
-                raise ValueError(f"series {self.label!r}: x and y must be 1-D of one length, "
-                                 f"got {x.shape} and {y.shape}")
-            object.__setattr__(self, "x", x)
-            object.__setattr__(self, "y", y)
-
-    def columns(self) -> dict:
-        return {"x": self.x, "y": self.y}
-
-
-@dataclass(frozen=True)
-class Chart:
-    """Everything a live figure shows: axis names with units, a short title, the layers."""
-
-    title: str
-    x_label: str
-    y_label: str
-    series: Sequence[Series] = field(default_factory=tuple)
-    x_log: bool = False
-    y_log: bool = False
-    height: int = 300
-
-    def __post_init__(self):
-        for name in ("x_label", "y_label"):
-            if getattr(self, name).strip().lower() in ("", "x", "y"):
-                raise ValueError(f"{name} must name the quantity, got {getattr(self, name)!r}")
-        object.__setattr__(self, "series", tuple(self.series))
-
-    def structure(self) -> tuple:
-        """What fixes the Bokeh models: a change of it draws the figure anew."""
-        return (self.x_log, self.y_log, self.height,
-                tuple((s.kind, s.color, s.dash, s.label is None) for s in self.series))
-
-
-def chart_ranges(chart: Chart) -> tuple[tuple[float, float], tuple[float, float]] | None:
-    """The finite data extent ``((x0, x1), (y0, y1))`` of the chart's lines and points."""
-    xs = [s.x for s in chart.series if s.kind in ("line", "scatter") and len(s.x)]
-    ys = [s.y for s in chart.series if s.kind in ("line", "scatter") and len(s.y)]
-    if not xs:
-        return None
-    x, y = np.concatenate(xs), np.concatenate(ys)
-    ok = np.isfinite(x) & np.isfinite(y)
-    if not ok.any():
-        return None
-    return (float(x[ok].min()), float(x[ok].max())), (float(y[ok].min()), float(y[ok].max()))
+from icml26.dashboards.app.axes import (  # noqa: F401  (public here too)
+    MIN_FILL,
+    MIN_HEIGHT,
+    PAD,
+    axes_hold_data,
+    fitted_ranges,
+    frame_size,
+    integer_valued,
+    kept_or_fitted,
+    log_ticker,
+    plain_labels,
+    style_axis,
+    ticker,
+)
+from icml26.dashboards.app.chart import KINDS, Chart, Series, chart_ranges  # noqa: F401
 
 
 def figure(chart: Chart, live: bool = False):
@@ -141,22 +65,22 @@ def figure(chart: Chart, live: bool = False):
     the trivial app's, without them 1.1-1.25x (benchmarks/dashboard_latency.csv). A live
     figure follows the sliders; the notebook's static copies (:func:`show`) keep zoom, save
     and a legend that hides a line on click."""
+    frame = frame_size(chart) if chart.geometry else None
+    ranges = fitted_ranges(chart, frame)
+    size = (dict(frame_width=frame[0], frame_height=frame[1], sizing_mode="fixed")
+            if frame else dict(height=max(chart.height, MIN_HEIGHT),
+                               sizing_mode="stretch_width", min_width=300))
     fig = bokeh_figure(title=chart.title, x_axis_label=chart.x_label,
-                       y_axis_label=chart.y_label, height=max(chart.height, MIN_HEIGHT),
-                       sizing_mode="stretch_width", min_width=300,
+                       y_axis_label=chart.y_label, **size,
                        x_axis_type="log" if chart.x_log else "linear",
                        y_axis_type="log" if chart.y_log else "linear",
-                       x_range=Range1d(*_fitted(chart, 0)), y_range=Range1d(*_fitted(chart, 1)),
+                       x_range=Range1d(*ranges[0]), y_range=Range1d(*ranges[1]),
                        tools="" if live else "pan,wheel_zoom,box_zoom,reset,save",
                        toolbar_location=None if live else "right",
                        output_backend="canvas")
     fig.title.text_font_size = "13px"
     for axis, bokeh_axis in ((0, fig.xaxis), (1, fig.yaxis)):
-        chosen = ticker(chart, axis)
-        if chosen is not None:
-            bokeh_axis.ticker = chosen
-            if isinstance(chosen, FixedTicker):  # 2e-05, 0.2, 500 (not 2.000e-5)
-                bokeh_axis.formatter = plain_labels()
+        style_axis(bokeh_axis, chart, axis, ranges[axis])
     items = []
     for s in chart.series:
         if s.kind in ("vline", "hline"):
@@ -177,53 +101,6 @@ def figure(chart: Chart, live: bool = False):
                               label_text_font_size="12px", spacing=12, padding=2,
                               margin=2, border_line_alpha=0), "above")
     return fig
-
-
-def plain_labels() -> PrintfTickFormatter:
-    """Tick labels as plain numbers (2e-05, 0.2, 500), not 2.000e-5 (a new model per axis)."""
-    return PrintfTickFormatter(format="%g")
-
-
-MIN_HEIGHT = 220  # px: below it a frame's tick labels and title crowd each other
-
-
-def integer_valued(chart: Chart, axis: int) -> bool:
-    """Whether every finite value of ``chart``'s lines and points on ``axis`` (0 = x) is a whole
-    number, over a span of at least 1 (a count, a layer, a step): an axis that wants integer
-    ticks."""
-    vals = [s.y if axis else s.x for s in chart.series if s.kind in ("line", "scatter")]
-    v = np.concatenate(vals) if vals else np.empty(0)
-    v = v[np.isfinite(v)]
-    return bool(v.size) and bool(np.all(v == np.round(v))) and float(v.max() - v.min()) >= 1
-
-
-def log_ticker(lo: float, hi: float):
-    """The ticker of a log axis showing ``lo..hi``: Bokeh's decades over three decades or more;
-    else the 1-2-5 values inside the range (every integer mantissa where 1-2-5 gives under
-    three); round linear values where even those are under three (a span under ~1.5x). (Bokeh's
-    ``LogTicker`` falls back to evenly spaced linear ticks on an axis of one or two decades,
-    which pile up at its top end in log space: 0.6/0.7/0.8.) A live figure sets it anew when
-    it refits a log axis (:func:`update`); the HoloViews figures get it through a plot hook
-    (:mod:`icml26.dashboards.app.hvstyle`)."""
-    if not (0 < lo < hi) or math.log10(hi / lo) >= 3:
-        return None
-    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
-        ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)),
-                                               math.ceil(math.log10(hi)) + 1)
-                 for m in mantissas if lo <= m * 10.0 ** k <= hi]
-        if len(ticks) >= 3:
-            return FixedTicker(ticks=ticks, minor_ticks=[])
-    return AdaptiveTicker(num_minor_ticks=0)
-
-
-def ticker(chart: Chart, axis: int):
-    """The figure standard's ticker for ``axis`` (0 = x), or None for Bokeh's default: whole
-    numbers only on an integer-valued linear axis; on a log axis, :func:`log_ticker`."""
-    if chart.y_log if axis else chart.x_log:
-        return log_ticker(*_fitted(chart, axis))
-    if integer_valued(chart, axis):
-        return AdaptiveTicker(min_interval=1.0, num_minor_ticks=0)
-    return None
 
 
 def legend_html(chart: Chart) -> str:
@@ -248,7 +125,12 @@ def legend_html(chart: Chart) -> str:
 
 def show(chart: Chart) -> pn.pane.Bokeh:
     """A pane drawing ``chart`` once (the notebook's static copy of a live figure)."""
-    return pn.pane.Bokeh(figure(chart), sizing_mode="stretch_width")
+    return pn.pane.Bokeh(figure(chart), sizing_mode=_sizing(chart))
+
+
+def _sizing(chart: Chart | None) -> str:
+    """A geometry figure has a frame of fixed size (its aspect); the others stretch."""
+    return "fixed" if chart is not None and chart.geometry else "stretch_width"
 
 
 def update(fig, chart: Chart) -> None:
@@ -276,87 +158,19 @@ def update(fig, chart: Chart) -> None:
                 item.label = value(label)  # a bare string would name a data column
     if fig.title.text != chart.title:
         fig.title.text = chart.title
+    current = ((fig.x_range.start, fig.x_range.end), (fig.y_range.start, fig.y_range.end))
+    frame = (fig.frame_width, fig.frame_height) if chart.geometry else None
+    ranges = kept_or_fitted(chart, current, frame)
     for axis, rng in ((0, fig.x_range), (1, fig.y_range)):
-        start, end = _kept_or_fitted(chart, axis, (rng.start, rng.end))
+        start, end = ranges[axis]
         if (rng.start, rng.end) != (start, end):
             rng.update(start=start, end=end)
-            if chart.y_log if axis else chart.x_log:  # its ticks were fixed for the old range
-                chosen = ticker(chart, axis)
-                bokeh_axis = (fig.yaxis if axis else fig.xaxis)[0]
-                bokeh_axis.ticker = chosen or LogTicker()
-                bokeh_axis.formatter = (plain_labels() if isinstance(chosen, FixedTicker)
-                                        else LogTickFormatter())
-
-
-#: padding around the data extent, as a share of it
-PAD = 0.05
-#: a kept axis must be at least this full of data (else it is refitted, zooming in)
-MIN_FILL = 0.5
-
-
-def _extent(chart: Chart, axis: int) -> tuple[float, float] | None:
-    """Finite (positive on a log axis) extent of the chart's points along ``axis``, in the
-    axis' own space (log10 on a log axis)."""
-    log = chart.y_log if axis else chart.x_log
-    pts = [(s.x, s.y) for s in chart.series if s.kind in ("line", "scatter") and len(s.x)]
-    if not pts:
-        return None
-    x, y = np.concatenate([p[0] for p in pts]), np.concatenate([p[1] for p in pts])
-    ok = np.isfinite(x) & np.isfinite(y)
-    if chart.x_log:
-        ok &= x > 0
-    if chart.y_log:
-        ok &= y > 0
-    v = (y if axis else x)[ok]
-    if not len(v):
-        return None
-    v = np.log10(v) if log else v
-    return float(v.min()), float(v.max())
-
-
-def _fitted(chart: Chart, axis: int) -> tuple[float, float]:
-    """``(start, end)`` of an axis fitted to the data, padded by PAD of its extent."""
-    log = chart.y_log if axis else chart.x_log
-    ext = _extent(chart, axis)
-    if ext is None:
-        lo, hi = (0.0, 1.0)
-    else:
-        lo, hi = ext
-        pad = PAD * (hi - lo) if hi > lo else max(0.5 * abs(lo), 0.5) * (0.2 if log else 1.0)
-        lo, hi = lo - pad, hi + pad
-    return (10 ** lo, 10 ** hi) if log else (lo, hi)
-
-
-def axes_hold_data(fig, chart: Chart) -> bool:
-    """Whether ``fig``'s axes show every finite point of ``chart`` (positive ones on a log
-    axis): what the browser check asks of a painted plot, asked of the model."""
-    for axis, rng in ((0, fig.x_range), (1, fig.y_range)):
-        ext = _extent(chart, axis)
-        if ext is None:
-            continue
-        log = chart.y_log if axis else chart.x_log
-        lo, hi = (10 ** ext[0], 10 ** ext[1]) if log else ext
-        if rng.start is None or rng.end is None or not (rng.start <= lo and hi <= rng.end):
-            return False
-    return True
-
-
-def _kept_or_fitted(chart: Chart, axis: int, current: tuple) -> tuple[float, float]:
-    """The current range when the data lies inside it and fills at least MIN_FILL of it."""
-    log = chart.y_log if axis else chart.x_log
-    ext = _extent(chart, axis)
-    start, end = current
-    if ext is None or start is None or end is None or not end > start or (log and start <= 0):
-        return _fitted(chart, axis)
-    lo, hi = (np.log10(start), np.log10(end)) if log else (start, end)
-    inside = lo <= ext[0] and ext[1] <= hi
-    if inside and (ext[1] - ext[0]) >= MIN_FILL * (hi - lo):
-        return current
-    return _fitted(chart, axis)
+            if chart.log(axis):  # its ticks were fixed for the old range
+                style_axis((fig.yaxis if axis else fig.xaxis)[0], chart, axis, (start, end))
 
 
 def _finite_or_none(v: float):
-    return float(v) if v is not None and math.isfinite(v) else None
+    return float(v) if v is not None and np.isfinite(v) else None
 
 
 def _same(data: dict, s: Series) -> bool:
@@ -380,7 +194,7 @@ class LiveFigure:
         self.stale = chart is None  # nothing valid drawn yet: draw at the next valid step
         self.step = 0  # the parameter step whose chart is drawn (LiveFigures counts them)
         self.pane = pn.pane.Bokeh(figure(chart, live=True) if chart is not None else None,
-                                  sizing_mode="stretch_width", **pane_kwargs)
+                                  sizing_mode=_sizing(chart), **pane_kwargs)
         self.legend = pn.pane.HTML(legend_html(chart) if chart is not None else "",
                                    sizing_mode="stretch_width", margin=(0, 10, 0, 60))
         #: what the page shows: the legend above the plot

@@ -172,6 +172,19 @@ def message_plot(text: str) -> hv.Element:
                                         responsive=True, min_height=300)
 
 
+#: px of one panel of a multi-panel figure: three side by side fit a notebook (~1000 px) and
+#: an app's main column at 1400 px (the controls take 320)
+PANEL_WIDTH = 330
+
+
+def figure_grid(panels) -> pn.FlexBox:
+    """The panels of a multi-panel figure (an ``hv.Layout`` or a list of elements) side by
+    side, wrapping to the next line where the page is narrower than they are: a fixed grid of
+    three 420 px panels made a 1400 px page 1630 px wide. (Separate panes: a HoloViews grid
+    that replaced a "Press Run" message in a live page was laid out at 0 x 0 px in Chromium.)"""
+    return pn.FlexBox(*(pn.pane.HoloViews(p) for p in panels), sizing_mode="stretch_width")
+
+
 def paper_page(intro: str, explorer: pn.viewable.Viewer) -> pn.viewable.Viewable:
     """The paper's citation and a short guide (markdown) above its explorer; loads the
     plotting extensions and the page settings (:func:`perf.install`)."""

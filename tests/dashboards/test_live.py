@@ -197,6 +197,53 @@ def test_frames_are_never_lower_than_the_minimum():
     assert live.figure(low).height == live.MIN_HEIGHT
 
 
+def test_geometry_charts_have_equal_aspect_kept_across_updates():
+    """A unit circle in a wide cloud of points: one data unit is as long in x as in y on the
+    frame (fixed size), and stays so when the data moves and the axes refit."""
+    theta = np.linspace(0, 2 * np.pi, 50)
+
+    def chart(scale):
+        return Chart("t", "coordinate x1", "coordinate x2", [
+            Series("grey", np.cos(theta), np.sin(theta)),
+            Series("red", [-3 * scale, 3 * scale], [0.2, -0.2], kind="scatter")], geometry=True)
+
+    def units_per_px(fig):
+        return ((fig.x_range.end - fig.x_range.start) / fig.frame_width,
+                (fig.y_range.end - fig.y_range.start) / fig.frame_height)
+
+    fig = live.figure(chart(1.0))
+    assert fig.sizing_mode == "fixed" and fig.frame_width > fig.frame_height
+    assert units_per_px(fig)[0] == pytest.approx(units_per_px(fig)[1])
+    assert live.axes_hold_data(fig, chart(1.0))
+    live.update(fig, chart(3.0))
+    assert live.axes_hold_data(fig, chart(3.0))
+    assert units_per_px(fig)[0] == pytest.approx(units_per_px(fig)[1])
+    plain = live.figure(Chart("t", "a", "b", [Series("red", [0, 10], [0, 1])]))
+    assert plain.sizing_mode == "stretch_width" and plain.frame_width is None
+    with pytest.raises(ValueError):
+        Chart("t", "a", "b", [Series("red", [1, 2], [1, 2])], x_log=True, geometry=True)
+
+
+def test_categorical_axes_are_labelled_by_name():
+    """Operators 0..3 on x: one tick per operator, labelled with its name (tilted when long),
+    the axis spanning half a category beyond the first and the last."""
+    from bokeh.models import FixedTicker
+
+    names = ["softmax", "layernorm", "matmul", "cross_entropy"]
+    c = Chart("t", "operator", "max |err|", [Series("red", [0, 1, 3], [1e-3, 1e-2, 1.0],
+                                                    kind="scatter")], x_names=names)
+    fig = live.figure(c)
+    assert isinstance(fig.xaxis[0].ticker, FixedTicker)
+    assert list(fig.xaxis[0].ticker.ticks) == [0, 1, 2, 3]
+    assert fig.xaxis[0].major_label_overrides == dict(enumerate(names))
+    assert (fig.x_range.start, fig.x_range.end) == (-0.5, 3.5)
+    assert fig.xaxis[0].major_label_orientation == pytest.approx(np.pi / 4)
+    short = Chart("t", "language", "accuracy", [Series("red", [1, 2], [0.5, 0.9])],
+                  x_names={1: "de", 2: "fr"})
+    assert live.figure(short).xaxis[0].major_label_orientation == "horizontal"
+    assert short.structure() != Chart("t", "language", "accuracy", short.series).structure()
+
+
 def test_holoviews_figures_are_padded_beyond_their_data():
     """Points and error bars never sit on the frame: the page module sets 5% padding as the
     HoloViews default, and a later hv.extension keeps it; a figure's own padding wins."""
