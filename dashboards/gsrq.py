@@ -267,7 +267,7 @@ class GSRQExplorer(ExplorerBase):
                                 "GSKM shapes s_k", kind="scatter"),
                          Series(VARIANT_COLORS["RQ-kmeans"], toy["kmeans"][:, 0],
                                 toy["kmeans"][:, 1], "k-means centroids", kind="scatter")],
-                     height=320)
+                     height=320, geometry=True)
 
     def live_charts(self) -> list:
         return [self.bits_chart, self.toy_chart]
