@@ -379,7 +379,10 @@ def _inside(values, lo, hi) -> bool:
 
 def figure_problems(page, where: str) -> list[str]:
     """What is wrong with the page's figures: a plot with no frame, no glyph rows, no ink in
-    its frame (blank), or data outside its visible ranges. Empty when every figure draws."""
+    its frame (blank), or data outside its visible ranges; and what
+    :func:`figure_checks.layout_problems` finds (overlapping tick labels, a log axis with
+    under three labels, a legend over data, a point on the frame's edge, a page wider than
+    its window). Empty when every figure reads."""
     found = plots(page)
     if not found:
         return [f"{where}: no Bokeh plot on the page"]
@@ -410,7 +413,9 @@ def figure_problems(page, where: str) -> list[str]:
                     problems.append(f"{name}: {r['glyph']} {axis} data "
                                     f"[{np.nanmin(values):.4g}, {np.nanmax(values):.4g}] "
                                     f"outside the visible {axis} range {rng}")
-    return problems
+    from figure_checks import layout_problems  # ticks, legends, edges, the page's width
+
+    return problems + layout_problems(page, where)
 
 
 def block_network(context) -> list[str]:
