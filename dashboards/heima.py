@@ -85,6 +85,32 @@ def curves_chart(rows: list[dict], title: str = "Training: scratch vs progressiv
     return Chart(title, "training step", "answer accuracy (held out)", series)
 
 
+DASHES = ("dotted", "dashed", "solid")  # early -> final checkpoint
+
+
+def probe_chart(rows: list[dict], hops: int, stage: int, target: str,
+                title: str | None = None) -> Chart:
+    """The diagnosis (issue 34): linear-probe accuracy of ``target`` from every layer at
+    stage ``stage``'s writing position (CoT: ``GIVES``; Heima and pause: ``T_k``), one
+    colour per model, dotted -> solid over the training checkpoints; dotted grey: chance."""
+    pts = [r for r in rows if r["hops"] == hops and r["stage"] == stage and
+           r["target"] == target]
+    steps = sorted({r["step"] for r in pts})
+    series = []
+    for kind in dict.fromkeys(r["kind"] for r in pts):
+        for i, step in enumerate(steps):
+            sel = sorted((r["layer"], r["probe_accuracy"]) for r in pts
+                         if r["kind"] == kind and r["step"] == step)
+            final = i == len(steps) - 1
+            series.append(Series(COLORS[kind], [p[0] for p in sel], [p[1] for p in sel],
+                                 f"{heima.LABELS[kind]}, step {step}",
+                                 dash=DASHES[max(0, len(DASHES) - len(steps) + i)],
+                                 width=2.5 if final else 1.5))
+    series.append(Series("grey", kind="hline", at=1 / 8, dash="dotted", width=1))
+    return Chart(title or f"{hops} hop{'s' * (hops > 1)}: {target} at stage {stage}",
+                 "layer (0 = input)", f"probe accuracy of {target}", series)
+
+
 # --------------------------------------------------------------------------- explorer
 class HeimaExplorer(ExplorerBase):
     """Choose the task and the models; Run trains them and reads their thinking states."""
@@ -101,7 +127,8 @@ class HeimaExplorer(ExplorerBase):
                                   doc="Interpreter size: layers of the MLP that decodes a "
                                       "thinking state into its stage's 10 tokens.")
     steps = param.Integer(600, bounds=(100, 3000), step=100,
-                          doc="Training steps per model (batch 64; the claims use 600).")
+                          doc="Training steps per model (batch 64; the claims use 600; CoT "
+                              "trains twice as many).")
     progressive = param.Boolean(False, doc="Also train the paper's progressive schedule "
                                            "(CoT first, then one stage per phase).")
     cot_frac = param.Number(0.4, bounds=(0.1, 0.9), step=0.05,
@@ -109,6 +136,13 @@ class HeimaExplorer(ExplorerBase):
     interp_weight = param.Number(1.0, bounds=(0.0, 5.0), step=0.25,
                                  doc="Weight of the interpreter loss in Heima's joint loss "
                                      "(0 turns Heima into pause tokens).")
+    from_cot = param.Boolean(True, doc="Second design (issue 34): Heima and pause tokens "
+                                       "start from the trained CoT model (trained for twice "
+                                       "the steps), as the paper's progressive encoding does.")
+    dense_weight = param.Number(1.0, bounds=(0.0, 5.0), step=0.25,
+                                doc="Second design: weight of the dense target pulling each "
+                                    "thinking state towards the CoT model's state where it "
+                                    "writes that stage's result (needs from_cot).")
     detach = param.Boolean(False, doc="Detach the thinking state before the interpreter "
                                       "(the encoder gets no gradient from it).")
     shuffle_control = param.Boolean(True, doc="Show the interpreter on thinking states "
@@ -127,7 +161,9 @@ class HeimaExplorer(ExplorerBase):
                                 d_model=self.d_model, n_layers=self.n_layers,
                                 interp_layers=self.interp_layers,
                                 interp_weight=self.interp_weight, detach=self.detach,
-                                cot_frac=round(self.cot_frac, 4))
+                                cot_frac=round(self.cot_frac, 4), from_cot=self.from_cot,
+                                dense_weight=self.dense_weight if self.from_cot else 0.0,
+                                cot_steps=2 * self.steps)
         cfg.validate()
         return cfg
 
@@ -221,6 +257,8 @@ class HeimaExplorer(ExplorerBase):
                 "curves": [r for r in rows if r["kind"] in with_curve],
                 "title": f"h = {cfg.hops}, {cfg.n_layers} layers, d = {cfg.d_model}, "
                          f"{cfg.steps} steps, interpreter weight {cfg.interp_weight:g}"
+                         f"{', from CoT' if cfg.from_cot else ', from scratch'}"
+                         f"{f' + dense target {cfg.dense_weight:g}' if cfg.from_cot else ''}"
                          f"{', detached' if cfg.detach else ''}, seed {seed}"}
 
         if self.run_stages([(f"train {heima.LABELS[k]} ({cfg.steps} steps, h = {cfg.hops})",

@@ -172,6 +172,96 @@ def test_progressive_training_runs_every_phase():
     assert fmts[0] == "cot" and fmts[-1] == "heima:2" and "heima:1" in fmts
 
 
+# --------------------------------------------------------------------------- second design
+def test_from_cot_starts_from_the_cot_encoder_and_needs_it():
+    cot = heima.train(TrainConfig(kind="cot", **TINY), 0)
+    cfg = TrainConfig(kind="heima", from_cot=True, dense_weight=1.0, **{**TINY, "steps": 1})
+    with pytest.raises(ValueError, match="CoT"):
+        heima.train(cfg, 0)
+    model = Heima(cfg)
+    frozen = importlib.import_module("icml26.heima.train")._from_teacher(model, cot, "cpu")
+    for k, v in model.encoder.state_dict().items():
+        assert torch.equal(v, cot["state"][f"encoder.{k}"])
+    assert frozen is not None and not any(p.requires_grad for p in frozen.parameters())
+    # pause (states detached) and the no-interpreter-loss mutation need no teacher forward
+    for kw in ({"kind": "pause"}, {"interp_weight": 0.0}):
+        assert importlib.import_module("icml26.heima.train")._from_teacher(
+            Heima(replace(cfg, **kw)), cot, "cpu") is None
+    out = heima.train(cfg, 0, teacher=cot)
+    assert out["cfg"].from_cot and set(out["state"]) == set(cot["state"])
+
+
+def _encoder_grad_from_dense(**kw) -> float:
+    torch.manual_seed(0)
+    cfg = TrainConfig(**{**TINY, "dense_weight": 1.0, **kw})
+    model = Heima(cfg)
+    seq = build(model.vocab, hop_batch(8, 2, 8, gen()), "heima")
+    target = torch.randn(8, 2, 16)
+    grads = []
+    for t in (target, None):
+        model.zero_grad()
+        model.loss(seq, t)[0].backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.encoder.parameters()]))
+    return float((grads[0] - grads[1]).norm())
+
+
+def test_dense_target_pulls_the_states_only_where_the_interpreter_loss_does():
+    assert _encoder_grad_from_dense(kind="heima") > 1e-6
+    assert _encoder_grad_from_dense(kind="heima", detach=True) == 0.0
+    assert _encoder_grad_from_dense(kind="heima", interp_weight=0.0) == 0.0
+    assert _encoder_grad_from_dense(kind="pause") == 0.0
+    assert _encoder_grad_from_dense(kind="heima", dense_weight=0.0) == 0.0
+
+
+def test_the_second_design_is_in_the_configs():
+    cfg = HeimaConfig(from_cot=True, dense_weight=2.0)
+    assert cfg.train_config("heima").from_cot and cfg.train_config("heima").dense_weight == 2
+    assert cfg.train_config("pause").from_cot and cfg.train_config("pause").dense_weight == 0
+    assert not cfg.train_config("cot").from_cot and not cfg.train_config("nocot").from_cot
+
+
+# --------------------------------------------------------------------------- diagnosis
+def test_probe_reads_a_linear_code_and_not_noise():
+    diag = importlib.import_module("icml26.heima.diagnosis")
+    g = gen(3)
+    y = torch.randint(8, (300,), generator=g)
+    codes = torch.randn(8, 16, generator=g)
+    x = codes[y] + 0.1 * torch.randn(300, 16, generator=g)
+    assert diag.probe_accuracy(x[:200], y[:200], x[200:], y[200:], 8) == 1.0
+    noise = torch.randn(300, 16, generator=g)
+    assert diag.probe_accuracy(noise[:200], y[:200], noise[200:], y[200:], 8) < 0.3
+
+
+def test_writing_positions_are_cot_gives_and_heima_thinking_tokens():
+    diag = importlib.import_module("icml26.heima.diagnosis")
+    b = hop_batch(4, 2, 8, gen())
+    cot = Heima(TrainConfig(kind="cot", **TINY))
+    s = build(cot.vocab, b, "cot")
+    pos = diag.writing_positions(cot, s)
+    assert (s.tokens[:, pos] == cot.vocab.word("GIVES")).all()
+    assert torch.equal(s.tokens[:, [p + 1 for p in pos]], b.chain)  # the next token is x_k
+    hm = Heima(TrainConfig(kind="pause", **TINY))
+    assert diag.writing_positions(hm, build(hm.vocab, b, "heima")) == [10, 11]
+
+
+def test_probe_curves_cover_models_checkpoints_layers_and_targets():
+    diag = importlib.import_module("icml26.heima.diagnosis")
+    cfg = replace(heima.FIRST_DESIGN, steps=4, cot_steps=4, d_model=16, n_layers=2, batch=8)
+    rows = diag.probe_curves(cfg, 0, hops=(1, 2), checkpoints=(2, 4, 9), n_train=24,
+                             n_test=16, eval_n=8)
+    keys = {(r["kind"], r["hops"], r["step"], r["stage"], r["layer"], r["target"])
+            for r in rows}
+    want = {(k, h, st, s, layer, f"x{j}") for k in diag.DIAG_KINDS for h in (1, 2)
+            for st in (2, 4) for s in range(1, h + 1) for layer in range(3)
+            for j in range(h + 1)}
+    assert keys == want and len(rows) == len(want)
+    assert all(0 <= r["probe_accuracy"] <= 1 and 0 <= r["answer_accuracy"] <= 1 for r in rows)
+    # the second design's thinking models start from the CoT model trained first
+    second = diag.probe_curves(replace(cfg, steps=2, cot_steps=2), 0, kinds=("heima",),
+                               hops=(1,), checkpoints=(2,), n_train=24, n_test=16, eval_n=8)
+    assert {r["kind"] for r in second} == {"heima"} and len(second) == 3 * 2
+
+
 # --------------------------------------------------------------------------- claims
 def expected_claims_hold(seed):
     out = heima.claims(seed)

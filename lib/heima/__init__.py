@@ -33,8 +33,10 @@ models, figure data) and ``claims``.
 """
 
 from icml26.heima.claims import BINDING, CLAIM_SPECS, NOT_REPRODUCED, claims, claims_for
+from icml26.heima.diagnosis import DIAG_KINDS, diagnosis_record, probe_curves
 from icml26.heima.experiments import (
     CACHE_VERSION,
+    FIRST_DESIGN,
     LABELS,
     PAPER,
     SCALES,
@@ -78,13 +80,15 @@ from icml26.heima.train import (
 )
 
 __all__ = [
-    "BINDING", "CACHE_VERSION", "CLAIM_SPECS", "CONTENT", "FORMATS", "INTERPRETERS", "KINDS",
-    "LABELS", "NOT_REPRODUCED",
+    "BINDING", "CACHE_VERSION", "CLAIM_SPECS", "CONTENT", "DIAG_KINDS", "FIRST_DESIGN", "FORMATS",
+    "INTERPRETERS", "KINDS", "LABELS", "NOT_REPRODUCED",
     "MAX_HOPS", "PAPER", "SCALES", "STAGE_LEN", "Heima", "HeimaConfig", "Sequences",
     "TrainConfig", "Vocab", "answer_accuracy", "build", "claims", "claims_for",
-    "config_for", "content_accuracy", "context_len", "evaluate", "figure_curves_data",
+    "config_for", "content_accuracy", "context_len", "diagnosis_record", "evaluate",
+    "figure_curves_data",
     "figure_hop_limit_data", "figure_information_gap_data", "figure_pareto_data",
-    "generated_len", "load", "phases", "read_answer", "seed_record", "stage_texts",
+    "generated_len", "load", "phases", "probe_curves", "read_answer", "seed_record",
+    "stage_texts",
     "tokens_to_answer",
     "train", "trained", "with_mutation",
 ]

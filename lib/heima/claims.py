@@ -2,9 +2,12 @@
 
 Binding (the issue; 2 hops): the interpreter reads the thinking states, shuffled states read at
 chance, the decoder loss is what fills the states (Heima vs pause tokens), Heima keeps CoT's
-accuracy and beats no-CoT. Only the shuffled-state control holds at quick scale: the paper is
-blocked on the other four (``NOT_REPRODUCED``), since the thinking tokens never learn the
-lookups at this budget.  Reported: the token reduction and
+accuracy and beats no-CoT. In the first design (every model from scratch, 600 steps) only the
+shuffled-state control and the token reduction held: the thinking tokens never learnt the
+lookups (``benchmarks/heima_seeds_first_design.csv``). The second design (issue 34, fixed
+before its seeds ran): Heima and pause tokens start from the trained CoT model and Heima's
+thinking states get the dense target (the CoT model's state where it writes the stage's
+result); ``NOT_REPRODUCED`` lists what still fails (``benchmarks/heima_seeds.csv``). Reported:
 the 3-hop row (the limit). The progressive schedule is a figure (F1, F4), not a claim: the issue
 names none for it, and its model would add ~17 s of CPU per seed.
 """
@@ -84,8 +87,12 @@ def claims_for(cfg: HeimaConfig, seed: int = 0, device: str = "cpu", reported: b
     dev = resolve_device(device)
     table = ClaimTable(PAPER, CLAIM_SPECS)
     limit = max(cfg.limit_hops)
-    budget = (f"d={cfg.d_model}, {cfg.n_layers} layers, {cfg.steps} steps of batch "
-              f"{cfg.batch}, seed {seed}; {cfg.eval_n} held-out prompts; models cached")
+    design = (f"second design: Heima and pause start from the CoT model ({cfg.cot_steps} "
+              f"steps), then {cfg.steps} steps, Heima with the dense target towards CoT's "
+              f"writing-position states (weight {cfg.dense_weight:g})" if cfg.from_cot else
+              f"first design: every model from scratch, {cfg.steps} steps")
+    budget = (f"d={cfg.d_model}, {cfg.n_layers} layers, batch {cfg.batch}, seed {seed}; "
+              f"{design}; {cfg.eval_n} held-out prompts; models cached")
 
     def add(name, measured, note):
         table.add(name, measured, note,
@@ -107,7 +114,8 @@ def claims_for(cfg: HeimaConfig, seed: int = 0, device: str = "cpu", reported: b
             f"{_fmt(h['real'])}){mut}")
         add("thinking_needs_decoder", h["accuracy"] - p["accuracy"],
             f"Heima {h['accuracy']:.3f}, pause tokens {p['accuracy']:.3f} (a probe "
-            f"interpreter on the pause states reads {_fmt(p['real'])}){mut}")
+            f"interpreter on the pause states reads {_fmt(p['real'])}; both from the same "
+            f"start, so the difference is the state supervision){mut}")
         add("accuracy_maintained", h["accuracy"] - c["accuracy"],
             f"Heima {h['accuracy']:.3f}, CoT {c['accuracy']:.3f}; {budget}{mut}")
         add("beats_no_cot", h["accuracy"] - n["accuracy"],

@@ -55,6 +55,10 @@ class TrainConfig:
     cot_frac: float = 0.4  # progressive: share of steps spent on full CoT first
     lr: float = 3e-3
     eval_every: int = 0  # record a training curve every n steps (0: none)
+    from_cot: bool = False  # second design (issue 34): heima / pause start from the trained
+    # CoT model's encoder (the paper's progressive encoding starts from the CoT model)
+    dense_weight: float = 0.0  # second design: weight of the dense target, each thinking
+    # state pulled towards the CoT model's last-layer state where it writes the stage's result
 
     @property
     def fmt(self) -> str:
@@ -77,8 +81,9 @@ class TrainConfig:
         check_int("batch", self.batch, 1)
         check_int("interp_layers", self.interp_layers, 1, 8)
         check_int("eval_every", self.eval_every, 0)
-        if self.interp_weight < 0:
-            raise ValueError(f"interp_weight must be >= 0, got {self.interp_weight}")
+        if self.interp_weight < 0 or self.dense_weight < 0:
+            raise ValueError("interp_weight and dense_weight must be >= 0, got "
+                             f"{self.interp_weight}, {self.dense_weight}")
         if not 0 < self.cot_frac < 1:
             raise ValueError(f"cot_frac must be in (0, 1), got {self.cot_frac}")
         if self.d_model % self.n_heads or self.interp_d % 2:
@@ -133,8 +138,13 @@ class Heima(nn.Module):
             emb = torch.cat([emb, self.interpreter.tok(nxt)[:, None]], 1)
         return torch.stack(out, 1)
 
-    def loss(self, seq: Sequences) -> tuple[torch.Tensor, float]:
-        """Joint loss and the encoder CE alone (for the curves)."""
+    def loss(self, seq: Sequences, target: torch.Tensor | None = None
+             ) -> tuple[torch.Tensor, float]:
+        """Joint loss and the encoder CE alone (for the curves). ``target [B, c, d]``: the
+        dense target of each thinking state (the CoT model's state where it writes stage
+        ``k``'s result), added as ``w * dense_weight * MSE / mean(target^2)`` (second design;
+        scaled by ``interp_weight`` and cut by ``detach`` like the interpreter loss: both are
+        the state supervision the pause model lacks)."""
         logits, hidden = self.encoder(seq.tokens[:, :-1])
         enc = masked_ce(logits, seq.tokens[:, 1:], seq.gen_mask)
         total = enc
@@ -150,6 +160,9 @@ class Heima(nn.Module):
             tgt = seq.texts[:, :c].reshape(b * c, STAGE_LEN)
             interp = nn.functional.cross_entropy(lg.reshape(-1, lg.shape[-1]), tgt.reshape(-1))
             total = total + self.cfg.interp_weight * interp
+            if target is not None and self.cfg.dense_weight > 0:
+                dense = (states - target).square().mean() / target.square().mean()
+                total = total + self.cfg.interp_weight * self.cfg.dense_weight * dense
         return total, float(enc.detach())
 
     @torch.no_grad()

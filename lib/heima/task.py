@@ -147,6 +147,12 @@ def build(vocab: Vocab, batch: HopBatch, fmt: str, compressed: int | None = None
     return Sequences(torch.cat(parts, 1), start, tuple(think_pos), texts, batch.answer)
 
 
+def cot_writing_positions(start: int, hops: int) -> list[int]:
+    """Positions in a CoT sequence where stage ``k``'s result is written: the ``GIVES`` token
+    whose next token is ``b = x_k``."""
+    return [start + k * STAGE_LEN + CONTENT[1] - 1 for k in range(hops)]
+
+
 def context_len(symbols: int, hops: int) -> int:
     """Longest sequence of the task (the CoT format): the encoder's ``n_ctx``."""
     return symbols + 2 + generated_len("cot", hops)

@@ -13,7 +13,7 @@ import torch
 
 from icml26.common import generator, resolve_device
 from icml26.heima.model import Heima, TrainConfig, content_accuracy, read_answer
-from icml26.heima.task import build, generated_len
+from icml26.heima.task import build, cot_writing_positions, generated_len
 from icml26.tinylm import hop_batch, one_cycle
 
 
@@ -38,29 +38,55 @@ def eval_generator(seed: int) -> torch.Generator:
     return generator(900_001 + seed)
 
 
+def _from_teacher(model: Heima, teacher: dict | None, dev) -> Heima | None:
+    """Second design: copy the trained CoT model's encoder into ``model``; the frozen CoT
+    model (for the dense targets) when ``dense_weight`` asks for one."""
+    if teacher is None or teacher["cfg"].kind != "cot":
+        raise ValueError("from_cot needs the trained CoT model (teacher=trained(cfg, 'cot'))")
+    model.encoder.load_state_dict({k.removeprefix("encoder."): v for k, v in
+                                   teacher["state"].items() if k.startswith("encoder.")})
+    c = model.cfg
+    if not (c.dense_weight > 0 and c.trains_interpreter and not c.detach and c.kind != "pause"):
+        return None
+    frozen = load(teacher, dev)
+    frozen.requires_grad_(False)
+    return frozen
+
+
 def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200,
-          device="cpu") -> dict:
+          device="cpu", checkpoints: tuple[int, ...] = (), teacher: dict | None = None
+          ) -> dict:
     """Train a model; returns ``{"state": state_dict, "curve": [...], "cfg": cfg}``.
 
     The curve (every ``cfg.eval_every`` steps) holds the step, the phase's format, the encoder
     CE and the answer accuracy of greedy generation on ``eval_n`` held-out prompts in the
     phase's format. ``progress(done, total)`` is called every 50 steps. Trained on ``device``
     (parameters initialised and prompts drawn on the CPU, then moved); the returned state is
-    on the CPU.
+    on the CPU. ``checkpoints``: steps at which a CPU copy of the state is kept (returned as
+    ``"checkpoints": {step: state}``; the diagnosis probes them). ``teacher``: the trained
+    CoT model (``train``'s output) that a ``from_cot`` model starts from and whose states at
+    the stages' writing positions are the dense targets.
     """
     cfg.validate()
     dev = resolve_device(device)
     torch.manual_seed(seed)  # parameter init (TinyLM draws from the global generator)
     model = Heima(cfg).to(dev)
+    frozen = _from_teacher(model, teacher, dev) if cfg.from_cot else None
     gen = train_generator(seed)
-    curve, done = [], 0
+    curve, done, snaps = [], 0, {}
     for fmt, compressed, steps in phases(cfg):
         opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
         sched = one_cycle(opt, steps, cfg.lr)
         for _ in range(steps):
-            seq = build(model.vocab, hop_batch(cfg.batch, cfg.hops, cfg.symbols, gen), fmt,
-                        compressed).to(dev)
-            loss, enc = model.loss(seq)
+            batch = hop_batch(cfg.batch, cfg.hops, cfg.symbols, gen)
+            seq = build(model.vocab, batch, fmt, compressed).to(dev)
+            target = None
+            if frozen is not None:
+                tseq = build(model.vocab, batch, "cot").to(dev)
+                with torch.no_grad():
+                    hid = frozen.encoder(tseq.tokens)[1][-1]
+                target = hid[:, cot_writing_positions(tseq.start, cfg.hops)[:len(seq.think_pos)]]
+            loss, enc = model.loss(seq, target)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -70,11 +96,16 @@ def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200,
                 acc = answer_accuracy(model, seed, eval_n, fmt, compressed)
                 curve.append({"step": done, "format": fmt if compressed is None else
                               f"{fmt}:{compressed}", "encoder_ce": enc, "accuracy": acc})
+            if done in checkpoints:
+                snaps[done] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
             if progress is not None and done % 50 == 0:
                 progress(done, cfg.steps)
     model.eval()
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    return {"state": state, "curve": curve, "cfg": cfg}
+    out = {"state": state, "curve": curve, "cfg": cfg}
+    if checkpoints:
+        out["checkpoints"] = snaps
+    return out
 
 
 def load(trained: dict, device="cpu") -> Heima:
