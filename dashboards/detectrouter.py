@@ -40,8 +40,10 @@ def _short(name: str) -> str:
     return name.replace(" docstrings", " docs").replace(" sklearn+docs", " sk+docs")
 
 
-def auroc_matrix_plot(r: dict) -> hv.Overlay:
-    """F1: AUROC of every (source, surrogate) pair; '(bb)' marks black-box sources."""
+def auroc_matrix_plot(r: dict, title: str = "AUROC: source (row) x surrogate (column)",
+                      ylabel: str = "source (generator)") -> hv.Overlay:
+    """F1: AUROC of every (source, surrogate) pair; '(bb)' marks black-box sources (rows from
+    ``n_white`` on). The notebook's diagnosis reuses it for other row sets."""
     rows = [_short(s) + (" (bb)" if i >= r["n_white"] else "")
             for i, s in enumerate(r["sources"])]
     cols = [_short(p) for p in r["pool"]]
@@ -51,8 +53,7 @@ def auroc_matrix_plot(r: dict) -> hv.Overlay:
     return (hv.HeatMap(cells, ["surrogate", "source"], "AUROC").opts(
         cmap="RdBu", clim=(0, 1), colorbar=True, responsive=True, height=VIEW_HEIGHT,
         tools=["hover"], xrotation=20, invert_yaxis=True, framewise=True,
-        title="AUROC: source (row) x surrogate (column)", xlabel="surrogate (scorer)",
-        ylabel="source (generator)")
+        title=title, xlabel="surrogate (scorer)", ylabel=ylabel)
             * labels)
 
 

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icml26 import detectrouter as D
-from icml26.detectrouter import experiments
+from icml26.detectrouter import diagnose, experiments
+from icml26.detectrouter import router as router_mod
 
 claims_mod = importlib.import_module("icml26.detectrouter.claims")
 
@@ -161,7 +162,7 @@ def texts(s: str, n: int = 10) -> np.ndarray:
 def test_router_learns_separable_sources():
     a, b = texts("the quick brown fox jumps over the lazy dog "), texts("1234 5678 9012 ")
     fr = D.fit_router(np.concatenate([a, b]), np.repeat([0, 1], 10), None, None, 2,
-                      D.RouterConfig(steps=60, max_features=100), gen())
+                      D.RouterConfig(steps=60, max_features=100, stats=False), gen())
     assert fr.route(a).tolist() == [0] * 10 and fr.route(b).tolist() == [1] * 10
 
 
@@ -170,9 +171,63 @@ def test_stage2_pulls_black_box_texts_to_their_best_scoring_surrogate():
     c = texts("ZZZZ QQQQ XXXX zzzz qqqq xxxx ")
     scores = np.tile([[0.0, 5.0, 0.0]], (10, 1))  # surrogate 1 detects the black-box texts
     routes = [D.fit_router(np.concatenate([a, b]), np.repeat([0, 1], 10), c, scores, 3,
-                           D.RouterConfig(steps=80, max_features=100, stage2_weight=w),
+                           D.RouterConfig(steps=80, max_features=100, stage2_weight=w,
+                                          stats=False),
                            gen()).route(c) for w in (0.0, 3.0)]
     assert (routes[1] == 1).all()
+
+
+def test_router_routes_by_the_statistics_when_the_text_says_nothing():
+    """Identical texts, statistics that name the generator: only the stats router can tell."""
+    x = texts("the quick brown fox jumps over the lazy dog ", 30)
+    labels = np.repeat([0, 1, 2], 10)
+    st = np.eye(3)[labels] * 4.0 + np.random.default_rng(0).normal(0, 0.1, (30, 3))
+    cfg = D.RouterConfig(steps=80, max_features=100, stats=True)
+    fr = D.fit_router(x, labels, None, None, 3, cfg, gen(), white_stats=st)
+    assert (fr.route(x, st) == labels).mean() == 1.0
+    blind = D.fit_router(x, labels, None, None, 3, replace(cfg, stats=False), gen())
+    assert (blind.route(x) == labels).mean() < 0.5
+
+
+def test_several_prototypes_per_surrogate_take_the_nearest():
+    r = router_mod.Router(2, 2, 2, m=2)
+    with torch.no_grad():
+        r.proj.weight.copy_(torch.eye(2))
+        r.proj.bias.zero_()
+        r.prototypes.copy_(torch.tensor([[0.0, 0.0], [9.0, 9.0], [5.0, 0.0], [0.0, 5.0]]))
+    d = r(torch.tensor([[8.0, 9.0]]))
+    assert d.tolist() == [[1.0, 80.0]]  # surrogate 0: [9, 9]; surrogate 1: [0, 5]
+
+
+# --------------------------------------------------------------------------- diagnosis
+def test_domain_auroc_is_one_half_without_a_corpus_effect_and_sees_a_shift(tiny_data):
+    flat = dict(tiny_data, human_scores=np.zeros_like(tiny_data["human_scores"]))
+    np.testing.assert_array_equal(diagnose.domain_auroc(flat, TINY), 0.5)
+    shifted = tiny_data["human_scores"].copy()
+    shifted[tiny_data["human_corpus"] == 0] += 1e3
+    m = diagnose.domain_auroc(dict(tiny_data, human_scores=shifted), TINY)
+    assert (m[0] == 1.0).all() and (m[1:] < 1.0).all()
+
+
+def test_likelihood_gap_is_zero_for_reference_like_text(tiny_data):
+    ref = tiny_data["ref_scores"]
+    d = dict(tiny_data, scores={s: np.broadcast_to(ref.mean(0), v.shape)
+                                for s, v in tiny_data["scores"].items()})
+    np.testing.assert_allclose(diagnose.likelihood_gap(d), 0.0, atol=1e-9)
+
+
+def test_blackbox_routing_rows(tiny_data):
+    r = D.evaluate(TINY, 0, tiny_data)
+    rows = diagnose.blackbox_routing(tiny_data, TINY, 0, r)
+    k = len(TINY.zoo.pool)
+    assert [row["source"] for row in rows] == r["sources"]
+    for i, row in enumerate(rows):
+        assert 1 <= row["best_rank"] <= k and 0 <= row["routed_to_best"] <= 1
+        assert row["black_box"] == (i >= k) and ("target_names_best" in row) == (i >= k)
+    # the refitted router is evaluate's: the same share routed to the best surrogate
+    conf = r["stage2"]["confusion"]
+    assert [round(row["routed_to_best"] * TINY.zoo.n_test) for row in rows] == \
+        [conf[i, b] for i, b in enumerate(r["best"])]
 
 
 # --------------------------------------------------------------------------- experiments
@@ -185,7 +240,9 @@ def test_zoo_data_shapes(tiny_data):
     for name, x in tiny_data["texts"].items():
         assert x.shape == (z.n_test, z.length)
         assert tiny_data["scores"][name].shape == (z.n_test, k, len(D.CRITERIA))
-    assert set(tiny_data["router_scores"]) == {s.model.name for s in z.black_box}
+    assert set(tiny_data["router_scores"]) == {s.model.name for s in z.sources()}
+    assert set(tiny_data["human_corpus"]) <= set(range(len(D.CORPORA)))
+    assert len(tiny_data["human_corpus"]) == z.n_human
 
 
 def test_znorm_centres_human_reference_scores(tiny_data):

@@ -14,17 +14,19 @@ aligning prototype distances with observed detection scores for black-box source
 Reconstructed here, at toy scale (figures in ``notebooks/detectrouter.ipynb``):
 * human text shipped with installed packages (``corpus``): pydoc topics, scikit-learn dataset
   descriptions, standard-library docstrings; no download;
-* the zoo (``lms``): character n-gram LMs and tiny GRU LMs trained here in seconds on different
-  corpora; white-box sources are pool members sampling at T = 0.8, black-box sources held-out
-  (order, corpus, temperature) configurations; machine texts continue human prefixes;
+* the zoo (``lms``): character n-gram LMs and tiny GRU LMs trained here in seconds, all on the
+  same pooled training split (second design, issue 35: human and machine text share the
+  domain); white-box sources are pool members sampling at T = 0.8, black-box sources held-out
+  (order, temperature) configurations; machine texts continue human prefixes;
 * the criterion (``detect``): Fast-DetectGPT's analytic curvature
   ``(sum_t log q(x_t) - sum_t mu_t) / sqrt(sum_t sigma_t^2)`` from the fused kernel
   ``icml26.kernels.token_stats``, z-normalised per surrogate on human reference text;
-* the router (``router``): tf-idf encoder -> linear embedding, one prototype per surrogate,
+* the router (``router``): tf-idf + the text's z-scored statistics under the pool -> linear
+  embedding, one prototype per surrogate,
   stage 1 ``CE(softmax(-d / T), k)``, stage 2 ``KL(softmax(s / T_s) || softmax(-d / T))``;
 * F1 the source x surrogate AUROC matrix, F2 mixed-set AUROC of each fixed surrogate, the score
   ensemble, the router and oracle routing, F3 the routing confusion (``experiments``);
-  ``claims`` measures them.
+  ``claims`` measures them; ``diagnose`` holds the first design's diagnosis.
 
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.
 """

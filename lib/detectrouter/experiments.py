@@ -22,7 +22,7 @@ from icml26.detectrouter.lms import GRUTrain, NgramLM, train_gru
 from icml26.detectrouter.router import RouterConfig, fit_router
 
 PAPER = "detectrouter"
-CACHE_VERSION = 2
+CACHE_VERSION = 4
 ROUTINGS = ("prototype", "random")
 
 
@@ -45,16 +45,27 @@ class SourceSpec:
     temperature: float
 
 
-#: the surrogate pool (spec: n-gram orders 3/5/7 on different corpora + 2 tiny GRUs)
-POOL = (ModelSpec("3-gram pydoc", "ngram", 3, ("pydoc",)),
-        ModelSpec("5-gram docstrings", "ngram", 5, ("docstrings",)),
-        ModelSpec("7-gram all", "ngram", 7, CORPORA),
-        ModelSpec("GRU-64 pydoc", "gru", 64, ("pydoc",)),
-        ModelSpec("GRU-96 docs+sklearn", "gru", 96, ("docstrings", "sklearn")))
-#: black-box sources: held-out (order, corpus, temperature) configurations
-BLACK_BOX = (SourceSpec(ModelSpec("4-gram sklearn+docs", "ngram", 4, ("sklearn", "docstrings")),
-                        0.9),
-             SourceSpec(ModelSpec("6-gram pydoc", "ngram", 6, ("pydoc",)), 0.7))
+#: the first design's pool (spec: n-gram orders 3/5/7 on different corpora + 2 tiny GRUs): each
+#: model trained on its own corpus, so machine text differed from the pooled human text in
+#: domain (the diagnosis in ``diagnose``; kept to reproduce it)
+POOL_FIRST = (ModelSpec("3-gram pydoc", "ngram", 3, ("pydoc",)),
+              ModelSpec("5-gram docstrings", "ngram", 5, ("docstrings",)),
+              ModelSpec("7-gram all", "ngram", 7, CORPORA),
+              ModelSpec("GRU-64 pydoc", "gru", 64, ("pydoc",)),
+              ModelSpec("GRU-96 docs+sklearn", "gru", 96, ("docstrings", "sklearn")))
+BLACK_BOX_FIRST = (SourceSpec(ModelSpec("4-gram sklearn+docs", "ngram", 4,
+                                        ("sklearn", "docstrings")), 0.9),
+                   SourceSpec(ModelSpec("6-gram pydoc", "ngram", 6, ("pydoc",)), 0.7))
+#: the second design's pool: every model trained on the same pooled training split of all
+#: corpora (human and machine text share the domain); sources differ by family, order, size
+POOL = (ModelSpec("3-gram", "ngram", 3, CORPORA),
+        ModelSpec("5-gram", "ngram", 5, CORPORA),
+        ModelSpec("7-gram", "ngram", 7, CORPORA),
+        ModelSpec("GRU-64", "gru", 64, CORPORA),
+        ModelSpec("GRU-96", "gru", 96, CORPORA))
+#: black-box sources: held-out (order, temperature) configurations on the same training split
+BLACK_BOX = (SourceSpec(ModelSpec("4-gram", "ngram", 4, CORPORA), 0.9),
+             SourceSpec(ModelSpec("6-gram", "ngram", 6, CORPORA), 0.7))
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,9 @@ def _zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
     gen = generator(seed)
     split = {c: split_passages(c, cfg.length, cfg.splits, gen) for c in CORPORA}
     human = np.concatenate([split[c]["test"] for c in CORPORA])
-    human = human[torch.randperm(len(human), generator=gen)[: cfg.n_human].numpy()]
+    corpus = np.repeat(np.arange(len(CORPORA)), [len(split[c]["test"]) for c in CORPORA])
+    keep = torch.randperm(len(human), generator=gen)[: cfg.n_human].numpy()
+    human, human_corpus = human[keep], corpus[keep]
     ref = np.concatenate([split[c]["ref"] for c in CORPORA])
     models: dict[str, object] = {}
     for spec in (*cfg.pool, *(s.model for s in cfg.black_box)):
@@ -154,21 +167,22 @@ def _zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
         return np.stack([criteria(models[m.name], x, cfg.prefix, device=dev)
                          for m in cfg.pool], 1)
 
-    black = [s.model.name for s in cfg.black_box]
     return {"pool": [m.name for m in cfg.pool], "sources": [s.model.name for s in cfg.sources()],
             "temperatures": [s.temperature for s in cfg.sources()],
-            "human": human, "human_scores": score(human), "ref_scores": score(ref),
+            "human": human, "human_corpus": human_corpus, "human_scores": score(human),
+            "ref_scores": score(ref),
             "texts": texts, "scores": {k: score(v) for k, v in texts.items()},
             "router_texts": router_texts,
-            "router_scores": {k: score(router_texts[k]) for k in black}}
+            "router_scores": {k: score(v) for k, v in router_texts.items()}}
 
 
 def zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
     """The trained zoo's texts and raw scores (cached per config and seed): ``human`` [H, L],
-    ``human_scores`` [H, K, C], ``ref_scores`` [R, K, C], per source ``texts`` [n, L] and
-    ``scores`` [n, K, C], router training ``router_texts`` (+ ``router_scores`` of the
-    black-box ones); K surrogates, C criteria. GRUs and the scores' statistics run on
-    ``device`` (the cache is keyed by its type); the n-gram tables and sampling are CPU."""
+    ``human_corpus`` [H] (index into ``CORPORA``), ``human_scores`` [H, K, C], ``ref_scores``
+    [R, K, C], per source ``texts`` [n, L] and ``scores`` [n, K, C], router training
+    ``router_texts`` and their ``router_scores``; K surrogates, C criteria. GRUs and the
+    scores' statistics run on ``device`` (the cache is keyed by its type); the n-gram tables
+    and sampling are CPU."""
     cfg.validate()
     dev = resolve_device(device)
     return cached(PAPER, device_key("zoo", dev), cfg, seed, CACHE_VERSION,
@@ -185,6 +199,34 @@ def znormed(data: dict, cfg: DetectRouterConfig) -> dict:
     return {"human": (data["human_scores"][:, :, c] - mu) / sd, "sources": z,
             "router": {k: (v[:, :, c] - mu) / sd for k, v in data["router_scores"].items()},
             "mu": mu, "sd": sd}
+
+
+def stats(data: dict) -> dict:
+    """Every text's statistics under the pool for the router's features: both criteria under
+    every surrogate, z-normalised on the human reference text, ``[n, K * C]``: ``human``, per
+    source ``sources``, per source ``router`` (the router's training texts)."""
+    ref = data["ref_scores"]
+    mu, sd = ref.mean(0), np.maximum(ref.std(0), 1e-9)
+
+    def f(v):
+        return ((v - mu) / sd).reshape(len(v), -1)
+
+    return {"human": f(data["human_scores"]),
+            "sources": {k: f(v) for k, v in data["scores"].items()},
+            "router": {k: f(v) for k, v in data["router_scores"].items()}}
+
+
+def router_inputs(data: dict, z: dict) -> tuple:
+    """``fit_router``'s training data: white-box texts, their pool labels, black-box texts,
+    their z-scores (the chosen criterion), and the white / black texts' statistics."""
+    pool, black = data["pool"], data["sources"][len(data["pool"]):]
+    st = stats(data)["router"]
+    white = np.concatenate([data["router_texts"][s] for s in pool])
+    labels = np.repeat(np.arange(len(pool)), [len(data["router_texts"][s]) for s in pool])
+    blk = np.concatenate([data["router_texts"][s] for s in black])
+    blk_z = np.concatenate([z["router"][s] for s in black])
+    return (white, labels, blk, blk_z, np.concatenate([st[s] for s in pool]),
+            np.concatenate([st[s] for s in black]))
 
 
 def routed_auroc(zh, zm: dict, route_h, routes: dict, names) -> float:
@@ -214,23 +256,19 @@ def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None,
     oracle_h = best[torch.randint(0, len(sources), (len(zh),), generator=gen).numpy()]
     oracle = routed_auroc(zh, zm, oracle_h, {s: np.full(len(zm[s]), best[i])
                                              for i, s in enumerate(sources)}, sources)
-    white = np.concatenate([data["router_texts"][s] for s in pool])
-    labels = np.repeat(np.arange(n_pool), [len(data["router_texts"][s]) for s in pool])
-    blk = np.concatenate([data["router_texts"][s] for s in black])
-    blk_z = np.concatenate([z["router"][s] for s in black])
+    rin = router_inputs(data, z)
     out = {"pool": pool, "sources": sources, "n_white": n_pool, "matrix": matrix,
            "fixed": fixed, "ensemble": ensemble, "oracle": oracle, "best": best}
+    st = stats(data)
     for stage, weight in (("stage1", 0.0), ("stage2", cfg.router.stage2_weight)):
         if cfg.routing == "random":
-            def route(x):
+            def route(x, s=None):
                 return torch.randint(0, n_pool, (len(x),), generator=gen).numpy()
         else:
-            fitted = fit_router(white, labels, blk, blk_z, n_pool,
-                                replace(cfg.router, stage2_weight=weight), generator(seed + 1),
-                                dev)
-            route = fitted.route
-        rh = route(data["human"])
-        routes = {s: route(data["texts"][s]) for s in sources}
+            route = fit_router(*rin[:4], n_pool, replace(cfg.router, stage2_weight=weight),
+                               generator(seed + 1), dev, *rin[4:]).route
+        rh = route(data["human"], st["human"])
+        routes = {s: route(data["texts"][s], st["sources"][s]) for s in sources}
         out[stage] = {
             "auroc": routed_auroc(zh, zm, rh, routes, sources),
             "black_auroc": routed_auroc(zh, zm, rh, routes, black),

@@ -41,6 +41,8 @@ class RouterConfig:
     max_features: int = 3000  # tf-idf vocabulary of character n-grams (and of words)
     char_ngrams: int = 3  # character 1..char_ngrams-grams
     weight_decay: float = 1e-4
+    stats: bool = True  # also feed the texts' statistics under the pool (second design)
+    prototypes: int = 1  # prototypes per surrogate; d_k = min over surrogate k's prototypes
 
 
 class Featurizer:
@@ -67,48 +69,87 @@ class Featurizer:
 
 
 class Router(nn.Module):
-    """``features [B, F] -> squared distances to the K prototypes [B, K]``."""
+    """``features [B, F] -> squared distances to the K surrogates [B, K]`` (with ``m``
+    prototypes per surrogate, the distance to the nearest of them)."""
 
-    def __init__(self, n_features: int, n_surrogates: int, dim: int):
+    def __init__(self, n_features: int, n_surrogates: int, dim: int, m: int = 1):
         super().__init__()
+        self.k, self.m = n_surrogates, m
         self.proj = nn.Linear(n_features, dim)
-        self.prototypes = nn.Parameter(torch.randn(n_surrogates, dim) * 0.1)
+        self.prototypes = nn.Parameter(torch.randn(n_surrogates * m, dim) * 0.1)
+
+    def embed(self, f: torch.Tensor) -> torch.Tensor:
+        return self.proj(f)
 
     def forward(self, f: torch.Tensor) -> torch.Tensor:
-        return torch.cdist(self.proj(f), self.prototypes).pow(2)
+        d = torch.cdist(self.proj(f), self.prototypes).pow(2)
+        return d.reshape(len(f), self.k, self.m).amin(-1)
+
+
+class StatsFeaturizer:
+    """Text features plus a text's statistics under every surrogate (``[B, S]``, z-scored on
+    human reference text), standardised with the router's training texts' mean and std."""
+
+    def __init__(self, text: Featurizer, stats: np.ndarray):
+        self.text = text
+        self.mu = stats.mean(0)
+        self.sd = np.maximum(stats.std(0), 1e-6)
+
+    def __call__(self, texts: np.ndarray, stats: np.ndarray) -> torch.Tensor:
+        s = torch.as_tensor((stats - self.mu) / self.sd, dtype=torch.float32)
+        return torch.cat([self.text(texts), s], 1)
 
 
 @dataclass
 class FittedRouter:
-    featurizer: Featurizer
+    featurizer: Featurizer | StatsFeaturizer
     model: Router
     temperature: float
 
-    @torch.no_grad()
-    def distances(self, texts: np.ndarray) -> np.ndarray:
-        f = self.featurizer(texts).to(self.model.prototypes.device)
-        return self.model(f).cpu().numpy()
+    def features(self, texts: np.ndarray, stats: np.ndarray | None = None) -> torch.Tensor:
+        f = (self.featurizer(texts, stats) if isinstance(self.featurizer, StatsFeaturizer)
+             else self.featurizer(texts))
+        return f.to(self.model.prototypes.device)
 
-    def route(self, texts: np.ndarray) -> np.ndarray:
-        """The surrogate index chosen for each text ``[B]``."""
-        return self.distances(texts).argmin(1)
+    @torch.no_grad()
+    def embed(self, texts: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
+        return self.model.embed(self.features(texts, stats)).cpu().numpy()
+
+    @torch.no_grad()
+    def distances(self, texts: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
+        return self.model(self.features(texts, stats)).cpu().numpy()
+
+    def route(self, texts: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
+        """The surrogate index chosen for each text ``[B]`` (``stats [B, S]``: its statistics
+        under the pool, needed when the router was fitted with them)."""
+        return self.distances(texts, stats).argmin(1)
 
 
 def fit_router(white: np.ndarray, labels: np.ndarray, black: np.ndarray | None,
                black_scores: np.ndarray | None, n_surrogates: int, cfg: RouterConfig,
-               gen: torch.Generator, device="cpu") -> FittedRouter:
+               gen: torch.Generator, device="cpu", white_stats: np.ndarray | None = None,
+               black_stats: np.ndarray | None = None) -> FittedRouter:
     """Stage 1 on ``white [n, L]`` with pool labels ``[n]``; stage 2 (when ``black`` is given
-    and ``stage2_weight > 0``) aligns distances with ``black_scores [m, K]`` (z-scores)."""
+    and ``stage2_weight > 0``) aligns distances with ``black_scores [m, K]`` (z-scores).
+    With ``cfg.stats`` the features include ``white_stats`` / ``black_stats`` ``[., S]``."""
+    if cfg.stats and (white_stats is None or (black is not None and black_stats is None)):
+        raise ValueError("RouterConfig.stats: pass white_stats (and black_stats with black), "
+                         "or set stats=False")
     texts = white if black is None else np.concatenate([white, black])
     feat = Featurizer(texts, cfg.max_features, char_ngrams=cfg.char_ngrams)
+    if cfg.stats:
+        feat = StatsFeaturizer(feat, white_stats if black is None
+                               else np.concatenate([white_stats, black_stats]))
+    fitted = FittedRouter(feat, None, cfg.temperature)
     dev = resolve_device(device)
-    fw = feat(white).to(dev)
+    fw = (feat(white, white_stats) if cfg.stats else feat(white)).to(dev)
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-    model = Router(fw.shape[1], n_surrogates, cfg.dim).to(dev)  # initialised on the CPU
+    model = Router(fw.shape[1], n_surrogates, cfg.dim, cfg.prototypes).to(dev)
+    fitted.model = model
     y = torch.as_tensor(labels, dtype=torch.int64).to(dev)
     use2 = black is not None and cfg.stage2_weight > 0
     if use2:
-        fb = feat(black).to(dev)
+        fb = (feat(black, black_stats) if cfg.stats else feat(black)).to(dev)
         target = torch.softmax(torch.as_tensor(black_scores, dtype=torch.float32)
                                / cfg.score_temperature, -1).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -124,4 +165,4 @@ def fit_router(white: np.ndarray, labels: np.ndarray, black: np.ndarray | None,
             loss.backward()
             opt.step()
     model.eval()
-    return FittedRouter(feat, model, cfg.temperature)
+    return fitted
