@@ -3,8 +3,11 @@
 Pick papers and a seed range and press Run: each (paper, seed) is one Dask task
 (:mod:`icml26.sweep`, the same code as ``icml26 sweep``), and as each future completes the
 progress bar moves and the claim's bar (held on k of n seeds, with its Wilson 95% interval)
-grows. Seeds already in the sweep dataset are counted at once and not run again (unless
-"recompute" is ticked); results are written to the same dataset as the command line.
+grows. Until the first Run the figure shows the committed hold-rate record of the chosen
+papers (``benchmarks/hold_rates.csv`` through :mod:`icml26.status`: the rates the papers'
+status is computed from), never an empty frame. Seeds already in the sweep dataset are
+counted at once and not run again (unless "recompute" is ticked); results are written to
+the same dataset as the command line.
 Stop cancels the tasks not yet finished, also while Dask is still starting (then nothing is
 submitted). The link opens Dask's own dashboard.
 
@@ -23,7 +26,7 @@ import param
 from bokeh.models import ColumnDataSource, FactorRange, LabelSet, Range1d, Whisker
 from bokeh.plotting import figure
 
-from icml26 import papers, sweep
+from icml26 import papers, status, sweep
 from icml26.dashboards.app import perf
 
 EXPECTED, NOT_EXPECTED = "#1f77b4", "#9e9e9e"
@@ -54,7 +57,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self._task = task
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         self._progress = pn.indicators.Progress(value=0, max=1, sizing_mode="stretch_width")
-        self._status = pn.pane.Markdown("Press **Run** to sweep the seeds.", margin=(0, 10))
+        self._status = pn.pane.Markdown("", margin=(0, 10))
         self._dask_link = pn.pane.Markdown("Dask dashboard: starts with the first Run.",
                                            margin=(0, 10))
         self._run_button = pn.widgets.Button(label="Run", color="primary", width=100)
@@ -72,6 +75,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self._stop_requested = False  # Stop pressed during this run (guarded by _lock)
         self._thread: threading.Thread | None = None
         self._doc = None
+        self._preview()  # the committed record, and what Run will do
 
     # ------------------------------------------------------------------ the figure
     def _figure(self):
@@ -81,9 +85,13 @@ class RobustnessExplorer(pn.viewable.Viewer):
                      y_axis_label="paper · claim", height=160, sizing_mode="stretch_width",
                      min_width=300, tools="save", toolbar_location="right",
                      output_backend="canvas")
-        fig.hbar(y="label", right="rate", height=0.6, source=self.source, color="color")
+        fig.hbar(y="label", right="rate", height=0.6, source=self.source, color="color",
+                 fill_alpha=0.55, line_color=None)
+        # on top of the bars (a Whisker's default level is "underlay": an 8/8 bar hid its
+        # interval 0.68-1 under itself), with end caps
         fig.add_layout(Whisker(source=self.source, base="label", lower="lo", upper="hi",
-                               dimension="width", line_color="black"))
+                               dimension="width", line_color="black", line_width=2,
+                               level="overlay"))
         fig.add_layout(LabelSet(source=self.source, x="hi", y="label", text="text",
                                 x_offset=6, y_offset=-6, text_font_size="11px"))
         return fig
@@ -142,16 +150,41 @@ class RobustnessExplorer(pn.viewable.Viewer):
         if status is not None:
             self._status.object = status
 
+    def show_record(self) -> str:
+        """Draw the committed hold-rate record of the chosen papers (only claims whose record
+        matches their current spec, as the status counts them); returns what it shows."""
+        rates = status.read_rates()
+        counts, absent, n = {}, [], set()
+        for slug in self.papers:
+            recs = [r for r in status.records(slug, rates) if r.rate is not None]
+            absent += [] if recs else [slug]
+            for r in recs:
+                counts[(slug, r.name)] = [r.rate.held, r.rate.seeds, r.expected]
+                n.add(r.rate.seeds)
+        with self._lock:
+            self._counts, self._done, self._total = counts, 0, 0
+        self._render()
+        seeds = "/".join(str(s) for s in sorted(n))
+        shown = (f"Showing the committed record (`benchmarks/hold_rates.csv`, {seeds} swept "
+                 f"seeds per claim). " if counts else "")
+        none = (f"No current committed record for {', '.join(absent)}: the bars come with "
+                "Run. " if absent else "")
+        return shown + none
+
     @param.depends("papers", "first_seed", "n_seeds", "recompute", watch=True)
-    def _preview(self) -> None:
-        """Say what Run will do with the current settings (while no run is going). Served,
-        a widget change and a button press are handled on two pool threads in no set order,
+    def _preview(self, event=None) -> None:
+        """Say what Run will do with the current settings (while no run is going), under the
+        committed record until the first Run (again when the papers change). Served, a
+        widget change and a button press are handled on two pool threads in no set order,
         so the page confirms each change: what it says is what Run reads."""
         if self._thread is not None and self._thread.is_alive():
             return
+        record = (self.show_record() if self._thread is None or event is None
+                  or event.name == "papers" else "")
         seeds = self.seeds()
         again = "; seeds already in the dataset are run again" if self.recompute else ""
-        self._status.object = (f"Press **Run** to sweep {', '.join(self.papers) or 'no paper'}"
+        self._status.object = (f"{record}Press **Run** to sweep "
+                               f"{', '.join(self.papers) or 'no paper'}"
                                f" on seeds {seeds[0]}-{seeds[-1]} "
                                f"({len(self.papers) * len(seeds)} tasks{again}).")
 

@@ -29,6 +29,22 @@ def open_page(page, url: str) -> None:
     page.get_by_role("button", name="Run", exact=True).wait_for(timeout=60_000)
 
 
+#: the rows of the hold-rate bars' data source in the page (0: an empty frame)
+BARS_JS = """() => {
+  for (const m of window.Bokeh.documents[0].all_models) {
+    if ((m.type || m.constructor.name) === 'ColumnDataSource') {
+      const d = m.data, rate = d instanceof Map ? d.get('rate') : d['rate'];
+      if (rate !== undefined) return rate.length;
+    }
+  }
+  return -1;
+}"""
+
+
+def bar_count(page) -> int:
+    return page.evaluate(BARS_JS)
+
+
 def progress(page) -> tuple[int, int]:
     bar = page.locator("progress").first
     return int(float(bar.get_attribute("value") or 0)), int(float(bar.get_attribute("max")))
@@ -59,7 +75,9 @@ def test_page_loads_offline(offline, app_server):
     page, blocked, page_errors, console_errors = offline
     open_page(page, app_server)
     page.get_by_text("Claim robustness over seeds").first.wait_for(timeout=30_000)
-    assert page.get_by_text("Press Run to sweep the seeds.").count() >= 1
+    # before any Run: the committed hold-rate record, bars and intervals, not an empty frame
+    page.get_by_text("Showing the committed record").first.wait_for(timeout=30_000)
+    assert bar_count(page) > 0, "the figure is an empty frame before Run"
     assert blocked == [] and page_errors == [], (blocked, page_errors)
 
 
