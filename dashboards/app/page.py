@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -166,10 +167,17 @@ class ExplorerBase(pn.viewable.Viewer):
         self._progress.value = int(100 * (max(i - 1, 0) + frac) / n)
 
 
+#: characters per line of a message_plot: the text is drawn centred and unclipped only while
+#: a line fits the narrowest frame ("ress Run for the Monte Carlo compariso" did not)
+MESSAGE_LINE = 28
+
+
 def message_plot(text: str) -> hv.Element:
-    """A plot-sized box with a message (e.g. "Press Run for ...") where a figure will come."""
-    return hv.Text(0.5, 0.5, text).opts(xaxis=None, yaxis=None, toolbar=None,
-                                        responsive=True, min_height=300)
+    """A plot-sized box with a message (e.g. "Press Run for ...") where a figure will come,
+    wrapped to lines of at most :data:`MESSAGE_LINE` characters."""
+    lines = [w for line in text.splitlines() for w in textwrap.wrap(line, MESSAGE_LINE) or [""]]
+    return hv.Text(0.5, 0.5, "\n".join(lines)).opts(xaxis=None, yaxis=None, toolbar=None,
+                                                    responsive=True, min_height=300)
 
 
 #: px of one panel of a multi-panel figure: three side by side fit a notebook (~1000 px) and

@@ -93,3 +93,16 @@ def test_the_listener_hears_only_its_own_thread(tmp_cache):
         common.cached("toy", "t", {}, 0, 1, lambda: 1)
     common.cached("toy", "t", {}, 0, 1, lambda: 1)  # outside the block: nobody hears
     assert heard == ["read"]
+
+
+def test_placeholders_wrap_to_lines_that_fit_the_frame():
+    """Issue 32: "Press Run for the Monte Carlo comparison" was drawn on one line and clipped
+    at both ends of a narrow frame ("ress Run for the Monte Carlo compariso")."""
+    from icml26.dashboards.app import page
+
+    text = page.message_plot("Press Run for the Monte Carlo comparison").data[2]
+    lines = text.split("\n")
+    assert len(lines) > 1 and max(map(len, lines)) <= page.MESSAGE_LINE
+    assert " ".join(lines) == "Press Run for the Monte Carlo comparison"
+    kept = page.message_plot("No GPU benchmark recorded yet:\nrun it").data[2]
+    assert kept.split("\n")[-1] == "run it"  # the caller's line breaks stay
