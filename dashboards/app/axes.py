@@ -40,6 +40,9 @@ PAD = 0.05
 MIN_FILL = 0.5
 #: a geometry frame: its width / height stays within these (the data's own ratio inside)
 GEOMETRY_RATIO = (0.75, 2.0)
+#: px (left, top, right, bottom) around a geometry frame: room for its axes and title, so the
+#: frame is exactly the figure less these (Bokeh grows a border only past its minimum)
+GEOMETRY_BORDERS = (70, 35, 15, 60)
 #: px a category name takes per character (12 px sans-serif), to decide on tilting
 CHAR_PX = 7.0
 #: the narrowest frame a categorical x axis is laid out for (the figure's min_width less axes)
@@ -72,9 +75,10 @@ def log_ticker(lo: float, hi: float):
     if not (0 < lo < hi) or math.log10(hi / lo) >= 3:
         return None
     for mantissas in ((1, 2, 5), tuple(range(1, 10))):
-        ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)),
-                                               math.ceil(math.log10(hi)) + 1)
-                 for m in mantissas if lo <= m * 10.0 ** k <= hi]
+        # 5e-06, not 5 * 10.0 ** -6 = 4.9999999999999996e-06 (printed so by the browser)
+        decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        ticks = [t for k in decades for m in mantissas
+                 if lo <= (t := float(f"{m}e{k}")) <= hi]
         if len(ticks) >= 3:
             return FixedTicker(ticks=ticks, minor_ticks=[])
     return AdaptiveTicker(num_minor_ticks=0)
@@ -165,7 +169,7 @@ def _fitted(chart: Chart, axis: int) -> tuple[float, float]:
 def frame_size(chart: Chart) -> tuple[int, int]:
     """``(width, height)`` in px of a geometry chart's frame: its height from the chart's, its
     width following the data's width / height within GEOMETRY_RATIO."""
-    height = max(chart.height, MIN_HEIGHT) - 80  # the title and the x axis take ~80 px
+    height = max(chart.height, MIN_HEIGHT) - GEOMETRY_BORDERS[1] - GEOMETRY_BORDERS[3]
     (x0, x1), (y0, y1) = _fitted(chart, 0), _fitted(chart, 1)
     ratio = (x1 - x0) / (y1 - y0) if y1 > y0 else 1.0
     return round(height * min(max(ratio, GEOMETRY_RATIO[0]), GEOMETRY_RATIO[1])), height

@@ -40,6 +40,7 @@ from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d, Span
 from bokeh.plotting import figure as bokeh_figure
 
 from icml26.dashboards.app.axes import (  # noqa: F401  (public here too)
+    GEOMETRY_BORDERS,
     MIN_FILL,
     MIN_HEIGHT,
     PAD,
@@ -67,9 +68,8 @@ def figure(chart: Chart, live: bool = False):
     and a legend that hides a line on click."""
     frame = frame_size(chart) if chart.geometry else None
     ranges = fitted_ranges(chart, frame)
-    size = (dict(frame_width=frame[0], frame_height=frame[1], sizing_mode="fixed")
-            if frame else dict(height=max(chart.height, MIN_HEIGHT),
-                               sizing_mode="stretch_width", min_width=300))
+    size = _geometry_size(frame, live, any(x.label for x in chart.series)) if frame else (
+        dict(height=max(chart.height, MIN_HEIGHT), sizing_mode="stretch_width", min_width=300))
     fig = bokeh_figure(title=chart.title, x_axis_label=chart.x_label,
                        y_axis_label=chart.y_label, **size,
                        x_axis_type="log" if chart.x_log else "linear",
@@ -101,6 +101,18 @@ def figure(chart: Chart, live: bool = False):
                               label_text_font_size="12px", spacing=12, padding=2,
                               margin=2, border_line_alpha=0), "above")
     return fig
+
+
+def _geometry_size(frame: tuple[int, int], live: bool, legend: bool) -> dict:
+    """The size of a geometry figure whose frame is exactly ``frame``: a fixed outer size
+    less fixed borders that hold the axes, the title and (a static figure's) legend above and
+    toolbar on the right (Bokeh grows a border only past its minimum)."""
+    left, top, right, bottom = GEOMETRY_BORDERS
+    if not live:
+        top, right = top + 25 * legend, right + 35
+    return dict(width=frame[0] + left + right, height=frame[1] + top + bottom,
+                min_border_left=left, min_border_top=top, min_border_right=right,
+                min_border_bottom=bottom, sizing_mode="fixed")
 
 
 def legend_html(chart: Chart) -> str:
@@ -159,7 +171,8 @@ def update(fig, chart: Chart) -> None:
     if fig.title.text != chart.title:
         fig.title.text = chart.title
     current = ((fig.x_range.start, fig.x_range.end), (fig.y_range.start, fig.y_range.end))
-    frame = (fig.frame_width, fig.frame_height) if chart.geometry else None
+    frame = (fig.width - fig.min_border_left - fig.min_border_right,
+             fig.height - fig.min_border_top - fig.min_border_bottom) if chart.geometry else None
     ranges = kept_or_fitted(chart, current, frame)
     for axis, rng in ((0, fig.x_range), (1, fig.y_range)):
         start, end = ranges[axis]

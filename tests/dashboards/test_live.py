@@ -207,19 +207,21 @@ def test_geometry_charts_have_equal_aspect_kept_across_updates():
             Series("grey", np.cos(theta), np.sin(theta)),
             Series("red", [-3 * scale, 3 * scale], [0.2, -0.2], kind="scatter")], geometry=True)
 
-    def units_per_px(fig):
-        return ((fig.x_range.end - fig.x_range.start) / fig.frame_width,
-                (fig.y_range.end - fig.y_range.start) / fig.frame_height)
+    def units_per_px(fig):  # the frame: the fixed size less the fixed borders
+        width = fig.width - fig.min_border_left - fig.min_border_right
+        height = fig.height - fig.min_border_top - fig.min_border_bottom
+        return ((fig.x_range.end - fig.x_range.start) / width,
+                (fig.y_range.end - fig.y_range.start) / height)
 
     fig = live.figure(chart(1.0))
-    assert fig.sizing_mode == "fixed" and fig.frame_width > fig.frame_height
+    assert fig.sizing_mode == "fixed" and fig.width > fig.height
     assert units_per_px(fig)[0] == pytest.approx(units_per_px(fig)[1])
     assert live.axes_hold_data(fig, chart(1.0))
     live.update(fig, chart(3.0))
     assert live.axes_hold_data(fig, chart(3.0))
     assert units_per_px(fig)[0] == pytest.approx(units_per_px(fig)[1])
     plain = live.figure(Chart("t", "a", "b", [Series("red", [0, 10], [0, 1])]))
-    assert plain.sizing_mode == "stretch_width" and plain.frame_width is None
+    assert plain.sizing_mode == "stretch_width"
     with pytest.raises(ValueError):
         Chart("t", "a", "b", [Series("red", [1, 2], [1, 2])], x_log=True, geometry=True)
 

@@ -45,16 +45,19 @@ LAYOUT_JS = """() => {
       const kind = rm.type || '';
       if (kind.endsWith('Axis') && rm.visible && 'major_label_orientation' in rm) {
         try {
-          const coords = rv.tick_coords.major;
           const dim = rv.dimension;
-          const labels = rv.compute_labels(coords[dim]);
-          const orient = rm.major_label_orientation;
+          // the labels the axis paints: a categorical axis' factors, else its ticks' labels
+          let [labels, coords, orient, visuals] = rv._get_factor_info
+            ? rv._get_factor_info()[0]
+            : [null, rv.tick_coords.major, rm.major_label_orientation,
+               rv.visuals.major_label_text];
+          if (labels == null) labels = rv.compute_labels(coords[dim]);
           const standoff = rv.extents.tick + rm.major_label_standoff;
           const [sxs, sys] = rv.scoords(coords);
           const [nx, ny] = rv.normals;
           const {vertical_align, align} = rv.panel.get_label_text_heuristics(orient);
           const angle = rv.panel.get_label_angle_heuristic(orient);
-          labels.visuals = rv.visuals.major_label_text.values();
+          labels.visuals = visuals.values();
           labels.angle = angle;
           labels.base_font_size = rv.plot_view.base_font_size;
           const items = labels.items;

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from browser import figure_problems, open_app, serve_in_thread
+from browser import figure_problems, open_app, plots, serve_in_thread
 from figure_checks import layout_problems
 
 pytestmark = pytest.mark.ui
@@ -110,6 +110,11 @@ def test_each_check_fails_its_mutation(page, mutants, i, kind, message):
 
 
 def test_a_fine_figure_and_the_standards_figures_pass(page, mutants):
+    """...and the geometry figure, as painted, has one unit as long on x as on y."""
     for route in ["fine", *(f"s{i}" for i in range(len(STANDARD)))]:
         open_app(page, f"{mutants}/{route}")
         assert figure_problems(page, route) == []
+    (geometry,) = plots(page)
+    _, _, w, h = geometry["frame"]
+    (x0, x1), (y0, y1) = geometry["x_range"], geometry["y_range"]
+    assert (x1 - x0) / w == pytest.approx((y1 - y0) / h, rel=0.01), geometry
