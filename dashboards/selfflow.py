@@ -14,7 +14,9 @@ Serve alone with ``panel serve dashboards/selfflow.py`` or with every paper via 
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+from pathlib import Path
 
 import holoviews as hv
 import numpy as np
@@ -28,6 +30,10 @@ from icml26.dashboards.app.live import LiveFigures
 COLORS = {"vanilla": "#7f7f7f", "same_t": "#ff7f0e", "selfflow": "#1f77b4",
           "selfflow_sep": "#2ca02c", "raw pixels": "#d62728"}
 QUICK = selfflow.config_for("quick")
+#: the measured cost of the default Run from an empty cache (benchmarks/app_run_timings.py)
+TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "app_run_timings.csv"
+#: a cheaper Run offered before a Run that trains (not the claims' models)
+SHORT_STEPS = 200
 
 
 # --------------------------------------------------------------------------- plot functions
@@ -147,9 +153,10 @@ class SelfFlowExplorer(ExplorerBase):
     teacher_layer = param.Integer(3, bounds=(0, 3), doc="EMA teacher block (target).")
     ema = param.Number(0.99, bounds=(0.9, 0.999), step=0.001, doc="Teacher EMA decay.")
     steps = param.Integer(QUICK.train.steps, bounds=(100, 3000), step=100,
-                          doc="Optimizer steps per model (batch 64; the claims use 800, "
-                              "about 30-60 s per model on one CPU core; the defaults reuse "
-                              "the claims' cached models).")
+                          doc=f"Optimizer steps per model (batch 64; default: the claims' "
+                              f"{QUICK.train.steps}, so a Run reads the claims' cached "
+                              f"models once they ran). The line under the Run button says "
+                              f"before a Run whether it trains and for how long.")
     probe = param.Selector(default=selfflow.PROBES[2][0], objects=[p[0] for p in
                                                                     selfflow.PROBES],
                            doc="Probe setting shown after Run (tau of every token; 'half "
@@ -160,6 +167,7 @@ class SelfFlowExplorer(ExplorerBase):
     def __init__(self, **params):
         self._result: dict | None = None
         self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._plan = pn.pane.Markdown("", margin=(0, 10))
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -229,8 +237,8 @@ class SelfFlowExplorer(ExplorerBase):
 
     def result_note(self) -> str:
         if self._result is None:
-            return ("**Four models, equal compute:** press **Run** to train (cached per "
-                    "settings) and probe them.")
+            return ("**Four models, equal compute:** press **Run** to train and probe them "
+                    "(the line under the button says whether it trains or reads the cache).")
         r = self._result
         fm = ", ".join(f"{selfflow.LABELS[v]} {r['fm'][v]:.4f}" for v in selfflow.VARIANTS)
         gains = ", ".join(f"{p}: {g:+.3f}" for p, g in r["gain"].items())
@@ -266,9 +274,49 @@ class SelfFlowExplorer(ExplorerBase):
                          f"{cfg.train.student_layer}->{cfg.train.teacher_layer}, teacher view "
                          f"{cfg.train.teacher_view}, seed {seed}"}
 
-        if self.run_stages([(f"{selfflow.LABELS[v]}: train {cfg.train.steps} steps (cached) "
-                             "and probe", stage(v)) for v in selfflow.VARIANTS], keep):
+        todo = selfflow.to_compute(cfg, seed)  # the verb of a stage that misses the cache
+        if self.run_stages([(f"{selfflow.LABELS[v]}: {cfg.train.steps}-step model and its "
+                             "probes", stage(v),
+                             "training" if todo.get(v) == "train" else "probing")
+                            for v in selfflow.VARIANTS], keep):
             self._show_error("")
+
+    def plan_note(self) -> str:
+        """What a Run at the current settings costs, said before it: read from the cache,
+        or trained (and how long, from the recorded default Run)."""
+        try:
+            cfg = self.config()
+        except ValueError:
+            return ""
+        whose = "the claims' models" if cfg == QUICK else "not the claims' models"
+        todo = selfflow.to_compute(cfg, self.seed)
+        if not todo:
+            return f"**This Run** ({whose}) reads the four models from the cache: seconds."
+        train = [v for v, what in todo.items() if what == "train"]
+        text = (f"**This Run** ({whose}) trains {len(train)} of 4 models ({cfg.train.steps} "
+                f"steps each; not in the cache)" if train else
+                f"**This Run** ({whose}) probes {len(todo)} cached models")
+        cost = run_cost()
+        if cost is not None and train:
+            per_step = cost["cpu_s"] / (4 * QUICK.train.steps)
+            text += (f": about {_duration(per_step * cfg.train.steps * len(train))} on an "
+                     f"idle core (the default Run from an empty cache took {cost['cpu_s']:.0f}"
+                     f" s CPU, {cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores "
+                     f"at load {cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
+        text += ", then caches them."
+        if train and cfg.train.steps > SHORT_STEPS and cost is not None:
+            text += (f" Cheaper: *Steps* {SHORT_STEPS}, about "
+                     f"{_duration(per_step * SHORT_STEPS * len(train))} (not the claims' "
+                     f"models: their result may differ).")
+        return text
+
+    @param.depends("mask_ratio", "mask_noise", "t_mean", "t_std", "teacher_view", "gamma",
+                   "student_layer", "teacher_layer", "ema", "steps", "seed", "run_done",
+                   watch=True, on_init=True)
+    def _update_plan(self) -> None:
+        text = self.plan_note()
+        if self._plan.object != text:
+            self._plan.object = text
 
     @param.depends("run_done", watch=True, on_init=True)
     def _update_caption(self) -> None:
@@ -282,7 +330,7 @@ class SelfFlowExplorer(ExplorerBase):
         results = LiveFigures(self)
         probe, loss = results.add(self.probe_view), results.add(self.loss_view)
         return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
+            pn.Column(controls, self._plan, self.run_status, width=320),
             pn.Column(self._alert, pn.Row(schedule, example, sizing_mode="stretch_width"),
                       pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
                       self._caption, pn.Row(probe, loss, sizing_mode="stretch_width"),
@@ -299,6 +347,33 @@ LIVE_CAPTION = (
     "*Right:* the levels of every token of a few images.")
 
 
+def run_cost(path: Path | None = None) -> dict | None:
+    """The last recorded default Run of this app from an empty cache (wall and CPU seconds,
+    cores, load average; default record :data:`TIMINGS_CSV`), or None without a record."""
+    path = TIMINGS_CSV if path is None else path
+    if not path.exists():
+        return None
+    with path.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["app"] == "selfflow"]
+    if not rows:
+        return None
+    r = rows[-1]
+    return {"cpu_s": float(r["cpu_s"]), "wall_s": float(r["wall_s"]),
+            "cores": int(r["cores"]), "load_1min": float(r["load_1min"])}
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def _run_time() -> str:
+    cost = run_cost()
+    return ("seconds once the claims cached their models, else minutes" if cost is None else
+            f"seconds once the claims cached their models; from an empty cache about "
+            f"{_duration(cost['cpu_s'])} on an idle core, {_duration(cost['wall_s'])} measured "
+            f"on the shared {cost['cores']} cores at load {cost['load_1min']:g}")
+
+
 Explorer = SelfFlowExplorer
 
 
@@ -309,7 +384,8 @@ def create_app() -> pn.viewable.Viewable:
         "Chefer, Esser, Lorenz, Podell, Raja, Tong, Torralba & Rombach, *Self-Supervised Flow "
         "Matching for Scalable Multi-Modal Synthesis* ([arXiv 2603.06507]"
         "(https://arxiv.org/abs/2603.06507)). Live: the teacher/student noise schedule; "
-        "**Run** trains four tiny DiTs on sklearn digits at equal compute and probes them. "
+        "**Run** trains four tiny DiTs on sklearn digits at equal compute and probes them "
+        f"({_run_time()}; the line under the Run button says which). "
         "Reproduced: generation is kept; the representation gain is **not** reproduced at "
         "this scale.",
         Explorer())

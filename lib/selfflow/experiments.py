@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml26.common import cached, device_key, resolve_device
+from icml26.common import cached, device_key, in_cache, resolve_device
 from icml26.common import config_for as _config_for
 from icml26.selfflow.model import (
     N_TOKENS,
@@ -176,6 +176,21 @@ def evaluate(cfg: SelfFlowConfig, variant: str, seed: int, device: str = "cpu") 
 
     return cached(PAPER, device_key(f"eval-{variant}", device), cfg, seed, CACHE_VERSION,
                   compute)
+
+
+def to_compute(cfg: SelfFlowConfig, seed: int, variants=VARIANTS,
+               device: str = "cpu") -> dict[str, str]:
+    """What :func:`run_all` would compute instead of reading the cache, per variant: "train"
+    (its model is not cached) or "evaluate" (the model is, its probes are not); a variant
+    read whole is absent. Nothing runs (an app says before a Run what it costs)."""
+    out = {}
+    for v in variants:
+        c = relevant(cfg, v)
+        if not in_cache(PAPER, device_key(f"model-{v}", device), c.train, seed, CACHE_VERSION):
+            out[v] = "train"
+        elif not in_cache(PAPER, device_key(f"eval-{v}", device), c, seed, CACHE_VERSION):
+            out[v] = "evaluate"
+    return out
 
 
 def pixel_probes(cfg: SelfFlowConfig, seed: int) -> list[dict]:

@@ -18,6 +18,31 @@ def test_default_settings_are_the_claims_config():
     assert app.Explorer().config() == selfflow.config_for("quick")
 
 
+@pytest.fixture
+def record(tmp_path, monkeypatch):
+    """An empty cache and a recorded default Run (600 steps x 4 models: 240 s CPU)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "timings.csv"
+    path.write_text("timestamp,machine,cores,app,wall_s,cpu_s,load_1min,stage\n"
+                    "t,x86_64,2,selfflow,900.0,240.0,9.5,done\n")
+    monkeypatch.setattr(app, "TIMINGS_CSV", path)
+
+
+def test_the_page_says_before_a_run_that_it_trains_and_how_long(record):
+    """Issue 32: a Run from an empty cache took over 6 minutes and said "(cached)". Now the
+    page says before the Run that it trains, for how long (from the recorded Run), and
+    offers a cheaper Run; once the models are cached it says the Run reads them."""
+    e = app.Explorer()
+    plan = e._plan.object
+    assert "the claims' models" in plan and "trains 4 of 4 models (600 steps" in plan
+    assert "about 4.0 min on an idle core" in plan and "900 s wall" in plan  # 240 s CPU
+    assert f"*Steps* {app.SHORT_STEPS}, about 80 s" in plan
+    assert "(cached)" not in e.param.steps.doc and "800" not in e.param.steps.doc
+    assert "4.0 min on an idle core" in app.create_app().objects[0].object  # the intro
+    e.steps = 300
+    assert "not the claims' models" in e._plan.object
+
+
 def test_schedule_charts_follow_the_settings():
     e = app.Explorer()
     c = e.schedule_chart()
@@ -74,9 +99,25 @@ def test_run_at_a_tiny_config(tmp_path, monkeypatch):
                                   batch=16),
         n_test=60, sample_n=8, sample_steps=3, fm_draws=1)
     monkeypatch.setattr(app, "QUICK", tiny)
+    seen = []
+    trained = selfflow.trained
+
+    def spy(*args, **kwargs):  # the stage text while a model trains (the cache is empty)
+        out = trained(*args, **kwargs)
+        seen.append(e._stage.object)
+        return out
+
+    monkeypatch.setattr(selfflow, "trained", spy)
     e = app.Explorer(steps=100)
+    assert "trains 4 of 4 models (100 steps" in e._plan.object
     e.param.trigger("run")
     assert e.run_done == 1 and e.error_message() == ""
+    assert len(seen) == 4 and all("not in the cache: training now" in t for t in seen), seen
+    assert "(cached)" not in " ".join(seen)
+    assert "computed, now cached: 4 of 4 stages" in e._stage.object
+    assert "reads the four models from the cache" in e._plan.object
+    e.param.trigger("run")  # again: every stage reads the cache, none says training
+    assert "(read from the cache)" in seen[-1] and "training" not in seen[-1]
     chart = e.probe_view()
     assert chart is not None and chart.y_label == "probe accuracy"
     assert "Self-Flow / vanilla" in e.result_note()
