@@ -433,7 +433,7 @@ class FunctionVectorsExplorer(ExplorerBase):
     def __panel__(self):
         controls = pn.Param(self.param, show_name=False, widgets={
             "run": {"type": pn.widgets.Button, "color": "primary",
-                    "name": "Run: load model seed"}})
+                    "name": "Run: load model seed, compute F1"}})
         (shift,) = self.live_panes()
         dm = {name: pn.pane.HoloViews(hv.DynamicMap(getattr(self, name)),
                                       sizing_mode="stretch_width", height=VIEW_HEIGHT)

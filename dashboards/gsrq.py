@@ -179,7 +179,8 @@ class GSRQExplorer(ExplorerBase):
                               doc="Width of the per-token gain code (gain mode 'token').")
     n_samples = param.Integer(4096, bounds=(1024, 16384), step=1024,
                               doc="Synthetic vectors quantized by Run (the claims use 8192).")
-    toy_codes = param.Selector(default=4, objects=[2, 4, 8, 16], doc=TOY_CODES_WHY)
+    toy_codes = param.Selector(default=4, objects=[2, 4, 8, 16], doc=TOY_CODES_WHY,
+                               label="K of the 2-D picture")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the data and codebook seeding.")
     run = param.Event(doc="Quantize synthetic KV-like data with RQ-kmeans and this GSRQ.")
 
