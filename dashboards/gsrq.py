@@ -2,8 +2,7 @@
 
 Live views: the bits-per-element readout of the chosen code (K, stages, d, gain mode), and a
 2-D picture of the shrinkage -- l2 k-means centroids sink inside a ring of equal-norm points,
-GSKM's unit shapes stay on it -- recomputed on every slider move (N = 240 points, ~10 ms).
-The picture has its own K (``toy_codes``, default 4; why: :data:`TOY_CODES_WHY`).
+GSKM's unit shapes stay on it -- at its own K (``toy_codes``, 4: :data:`TOY_CODES_WHY`).
 Behind the Run button (with progress): residual quantization of synthetic KV-like vectors
 with RQ-kmeans and the configured GSRQ, stage by stage (mean cosine, relative l2, norm ratio).
 The module also holds the plot functions the notebook uses for F1-F4.
