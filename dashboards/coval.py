@@ -56,7 +56,7 @@ def scan_chart(data: dict, title: str | None = None) -> Chart:
         Series(SCAN_COLORS["reappears"], *_xy(data, data["counterfactual"], shadow_cf),
                "reappears in cf", kind="scatter"),
         Series(SCAN_COLORS["anomaly"], poly[:, 0], poly[:, 1], "outline", width=1),
-        Series("black", [0.0], [0.0], "sensor", kind="scatter")], height=420)
+        Series("black", [0.0], [0.0], "sensor", kind="scatter")], height=420, geometry=True)
 
 
 def range_chart(data: dict) -> Chart:

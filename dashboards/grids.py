@@ -167,7 +167,7 @@ class GridsExplorer(ExplorerBase):
             Series("#2ca02c", [cx], [cy], "contact", kind="scatter"),
             Series("#8c564b", gx.ravel(), gy.ravel(), "pool cells", kind="scatter"),
             Series(METHOD_COLORS["grids"], start[:, 0], start[:, 1], "GridS start",
-                   kind="scatter")], height=320)
+                   kind="scatter")], height=320, geometry=True)
 
     def live_charts(self) -> list:
         return [self.flops_live, self.layout_live]
@@ -191,7 +191,7 @@ class GridsExplorer(ExplorerBase):
                          Series("#2ca02c", [contact[0]], [contact[1]], "contact",
                                 kind="scatter"),
                          Series(METHOD_COLORS[self._last["method"]], pts[:, 0], pts[:, 1],
-                                "tokens read", kind="scatter")], height=320)
+                                "tokens read", kind="scatter")], height=320, geometry=True)
 
     def run_charts(self) -> list:
         return [self.errors_run, self.points_run]

@@ -48,7 +48,7 @@ def _opts(el, title: str, legend: str = "top_left"):
 
 def _panel_opts(el, title: str):
     """A panel of a grid: a fixed size and the legend below the frame (never over data)."""
-    return el.opts(title=title, legend_position="bottom", legend_cols=2, width=PANEL_WIDTH,
+    return el.opts(title=title, legend_position="bottom", legend_cols=1, width=PANEL_WIDTH,
                    height=340)
 
 
@@ -148,7 +148,7 @@ def irreducible_plot(rows, theta_s1_pop: float | None = None) -> hv.Layout:
     err = hv.Curve((n, mean.est_error), "n pairs", "|θ_n - θ_pop|²", label="estimation error")
     ref = hv.Curve((n, mean.est_error.iloc[-1] * n[-1] / n), "n pairs", "|θ_n - θ_pop|²",
                    label="∝ 1/n").opts(color="grey", line_dash="dashed")
-    title = "θ_s1 does not shrink (dashed: θ_pop)"  # fits a third of the row
+    title = "θ_s1 stays (dashed: θ_pop)"  # fits a 330 px panel
     return (_panel_opts(s1.opts(logx=True), title) +
             _panel_opts(acc.opts(logx=True), "Accuracy: the ID-OOD gap stays") +
             _panel_opts((err * ref).opts(logx=True, logy=True), "Reducible part ~ 1/n")).cols(3)
@@ -400,7 +400,7 @@ class SpuriousDPOExplorer(ExplorerBase):
             title=f"Fitted leakage, n = {self._result['n']}")
 
     @param.depends("run_done")
-    def run_irreducible_view(self) -> pn.FlexBox | hv.Element:
+    def run_irreducible_view(self) -> pn.GridBox | hv.Element:
         """theta_s1, accuracies and the estimation error vs n (mean over replicates)."""
         if self._result is None:
             return message_plot("Press Run for the sweep over n")
@@ -408,11 +408,11 @@ class SpuriousDPOExplorer(ExplorerBase):
         return figure_grid(irreducible_plot(d["rows"], d["theta_s1_pop"]))
 
     @param.depends("run_done")
-    def run_ties_view(self) -> pn.FlexBox | hv.Element:
+    def run_ties_view(self) -> pn.GridBox | hv.Element:
         """Fitted |theta_s1| relative to DPO, theta_c.w* and accuracies vs tie fraction."""
         if self._result is None:
             return message_plot("Press Run for the tie sweep")
-        return figure_grid(ties_plot(self._result["ties"]["rows"]))
+        return figure_grid(ties_plot(self._result["ties"]["rows"]), ncols=2)
 
     @param.depends("run", watch=True)
     def _run(self) -> None:

@@ -185,12 +185,13 @@ def message_plot(text: str) -> hv.Element:
 PANEL_WIDTH = 330
 
 
-def figure_grid(panels) -> pn.FlexBox:
-    """The panels of a multi-panel figure (an ``hv.Layout`` or a list of elements) side by
-    side, wrapping to the next line where the page is narrower than they are: a fixed grid of
-    three 420 px panels made a 1400 px page 1630 px wide. (Separate panes: a HoloViews grid
-    that replaced a "Press Run" message in a live page was laid out at 0 x 0 px in Chromium.)"""
-    return pn.FlexBox(*(pn.pane.HoloViews(p) for p in panels), sizing_mode="stretch_width")
+def figure_grid(panels, ncols: int = 3) -> pn.GridBox:
+    """The panels of a multi-panel figure (an ``hv.Layout`` or a list of elements), ``ncols``
+    to a row: three PANEL_WIDTH panels fit a 1400 px page beside the controls (a grid of
+    three 420 px panels made it 1630 px wide). Separate panes: a HoloViews grid that replaced
+    a "Press Run" message in a live page was laid out at 0 x 0 px in Chromium, and so were
+    the panes of a wrapping ``pn.FlexBox``."""
+    return pn.GridBox(*(pn.pane.HoloViews(p) for p in panels), ncols=ncols)
 
 
 def paper_page(intro: str, explorer: pn.viewable.Viewer) -> pn.viewable.Viewable:

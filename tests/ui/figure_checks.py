@@ -75,7 +75,10 @@ LAYOUT_JS = """() => {
             ticks.push({text: String(text), box: [b.left, b.top, b.right, b.bottom],
                         size: [size.width, size.height], at: dim == 0 ? sxs[i] : sys[i]});
           }
-          plot.axes.push({kind, dim, angle, policy: rm.major_label_policy.type,
+          const font = String(visuals.font_value ? visuals.font_value() : '');
+          const px = font.match(/([0-9.]+)px/);
+          plot.axes.push({kind, dim, angle, font_px: px ? Number(px[1]) : 12,
+                          policy: rm.major_label_policy.type,
                           label: rm.axis_label == null ? '' : String(rm.axis_label), ticks});
         } catch (e) { plot.axes.push({kind, error: String(e)}); }
       } else if (kind === 'Legend' && rm.visible && rm.items.length) {
@@ -128,8 +131,9 @@ def overlapping_labels(axis: dict) -> list[tuple[str, str]]:
     out = []
     for a, b in zip(ticks, ticks[1:]):
         if axis["dim"] == 0 and abs(math.sin(axis["angle"])) > 0.05:
+            # tilted labels: parallel lines of text, their distance against the text's height
             gap = abs(b["at"] - a["at"]) * abs(math.sin(axis["angle"]))
-            clash = gap + OVERLAP_TOL < min(a["size"][1], b["size"][1])
+            clash = gap + OVERLAP_TOL < axis["font_px"]
         elif axis["dim"] == 0:
             left, right = sorted((a, b), key=lambda t: t["box"][0])
             clash = left["box"][2] - right["box"][0] > OVERLAP_TOL

@@ -37,6 +37,13 @@ def _mutant(kind: str):
         fig = figure(height=160, width=500, x_axis_label="step", y_axis_label="loss")
         fig.line(x, x, line_color="black", line_width=2)
         fig.yaxis.ticker = FixedTicker(ticks=list(np.round(np.linspace(0, 1, 21), 2)))
+    elif kind == "overlapping tilted names":  # 60 named categories tilted in a 400 px frame
+        fig = figure(height=300, width=480, x_axis_label="language", y_axis_label="accuracy")
+        fig.scatter(np.arange(60), np.linspace(0.2, 0.8, 60), size=5, color="black")
+        fig.x_range = Range1d(-1, 60)
+        fig.xaxis.ticker = FixedTicker(ticks=list(range(60)))
+        fig.xaxis.major_label_overrides = {i: f"lang_{i}" for i in range(60)}
+        fig.xaxis.major_label_orientation = math.pi / 4
     elif kind == "log axis labelled once":  # 5..20 on a log axis with one tick
         fig = figure(height=300, width=500, y_axis_type="log", x_axis_label="step",
                      y_axis_label="tokens")
@@ -74,6 +81,11 @@ def _standard(kind: str):
     elif kind == "point on the edge":
         chart = Chart("t", "step", "loss", [Series("black", x, x), Series(
             "red", [0, 0.5, 1], [0.2, 0.5, 1], kind="scatter")])
+    elif kind == "tilted names":  # 22 language codes (unilid's)
+        codes = [f"l{i}_{'x' * (i % 4)}" for i in range(22)]
+        chart = Chart("t", "language", "accuracy", [
+            Series("black", np.arange(22), np.linspace(0.5, 0.9, 22), kind="scatter"),
+            Series("black", np.arange(22), np.linspace(0.5, 0.9, 22))], x_names=codes)
     else:
         theta = np.linspace(0, 2 * math.pi, 100)
         chart = Chart("t", "operator", "position", [
@@ -83,11 +95,13 @@ def _standard(kind: str):
 
 
 MUTATIONS = [("overlapping ticks", "tick labels overlap"),
+             ("overlapping tilted names", "x tick labels overlap"),
              ("log axis labelled once", "labelled at 1 value"),
              ("page too wide", "px wide in a 1400 px window"),
              ("legend over data", "covers Line data"),
              ("point on the edge", "on the frame's edge")]
-STANDARD = ["overlapping ticks", "log axis labelled once", "point on the edge", "geometry"]
+STANDARD = ["overlapping ticks", "log axis labelled once", "point on the edge", "tilted names",
+            "geometry"]
 
 
 @pytest.fixture(scope="module")

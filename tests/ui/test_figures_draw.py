@@ -2,7 +2,10 @@
 
 For each Bokeh plot on the page: it is laid out (a frame of real size), a glyph has data, its
 frame is visibly drawn (ink pixels in a screenshot, not only background and grid) and every
-glyph's finite data lies inside the plot's visible ranges. Every request that leaves this
+glyph's finite data lies inside the plot's visible ranges; and it reads (``figure_checks.py``,
+mutation-tested in ``test_figure_checks.py``): no overlapping tick labels, three labels at
+least on a log axis, no legend over data, no marker on the frame's edge, no page wider than
+its 1400 px window. Every request that leaves this
 machine fails the test (the apps ship their JavaScript). Screenshots of each app on load and
 after Run go to ``$ICML26_SCREENSHOTS`` (default: ``screenshots/`` in the run's cache).
 """
