@@ -36,7 +36,8 @@ HEAD = """<link rel="stylesheet" href="static/katex/katex.min.css">
                 {left: "$", right: "$", display: false}], throwOnError: false}));</script>
 <style>.failed { color: #b00; } .note { background: #eef5ff; padding: .6em; }
  body { max-width: 1300px; margin: 1em auto; } table { border-collapse: collapse; }
- td, th { border: 1px solid #ddd; padding: 2px 8px; }</style>
+ td, th { border: 1px solid #ddd; padding: 2px 8px; }
+ .widget { display: flex; gap: .5em; align-items: center; font-family: monospace; }</style>
 """
 #: script tags that load from a CDN (require.js, MathJax, the widget manager): not needed here
 CDN_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.S)
@@ -89,7 +90,7 @@ def execute(slug: str):
 
     path = notebook_path(slug)
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=False,
+    NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
@@ -141,6 +142,44 @@ def _explorer_note(nb, slug: str) -> None:
     for cell in nb.cells:
         if cell.cell_type == "code" and EXPLORER_CELL.search(cell.source):
             cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": note})]
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def static_widgets(nb) -> None:
+    """Each widget output (the notebooks' tqdm bars) drawn as HTML from the widget's final
+    state, which the execution recorded. The report has no widget manager, and a widget
+    output's text/plain is the widget when it was displayed: a tqdm bar frozen at "0/5".
+    Outputs of widgets drawn here lose their widget view, and the notebook its widget state
+    (nbconvert would load a widget manager from a CDN for it)."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            drawn = view and _widget_html(state, view.get("model_id", ""))
+            if drawn:
+                output["data"] = {"text/html": drawn}
+    nb.metadata.pop("widgets", None)
+
+
+def _widget_html(state: dict, model_id: str) -> str | None:
+    """A box of HTML, label and progress widgets as static HTML (None for other widgets)."""
+    model = state.get(model_id)
+    if model is None:
+        return None
+    name, s = model["model_name"], model["state"]
+    if name in ("HBoxModel", "VBoxModel"):
+        parts = [_widget_html(state, c.removeprefix("IPY_MODEL_")) for c in s.get("children", [])]
+        return None if None in parts else f'<div class="widget">{"".join(parts)}</div>'
+    if name == "HTMLModel":  # HTML already (tqdm writes &lt; for <)
+        return f"<span>{s.get('value', '')}</span>"
+    if name == "LabelModel":
+        return f"<span>{html.escape(str(s.get('value', '')))}</span>"
+    if name in ("FloatProgressModel", "IntProgressModel"):
+        return f'<progress value="{s.get("value", 0)}" max="{s.get("max", 100)}"></progress>'
+    return None
 
 
 def to_html(nb, title: str) -> tuple[str, set[str]]:
@@ -195,6 +234,7 @@ def build(out: Path, slugs: list[str] | None = None, progress: bool = True,
         try:
             if nb is not None:
                 _explorer_note(nb, paper.slug)
+                static_widgets(nb)
                 nbformat.write(nb, out / f"{paper.slug}.ipynb")  # the executed notebook too
                 text_page, refs = to_html(nb, paper.title)
                 used |= refs

@@ -47,7 +47,7 @@ class RecruitmentConfig:
     discount: float = 1.0  # total recruits, as in the paper's objective
     budgets: tuple[int, ...] = (5, 10, 20, 30, 40)  # F2's x-axis (spec)
     mc_reps: int = 4000
-    misspec_eps: tuple[float, ...] = tuple(np.round(np.linspace(0, 0.5, 11), 3))
+    misspec_eps: tuple[float, ...] = tuple(np.round(np.linspace(0, 0.5, 11), 3).tolist())
     # F4's directions p_alt (all mass on one capacity): 0 = the planner over-counts people who
     # recruit nobody (it spends sooner); 2 = it under-counts the spread (everyone recruits 2)
     misspec_toward: tuple[int, ...] = (0, 2)
