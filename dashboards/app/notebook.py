@@ -57,12 +57,16 @@ def _plain(value):
         else value
 
 
-def settings(cfg):
-    """A settings dataclass (``config_for(SCALE)``) as a table of ``setting`` and ``value``:
-    what the notebook runs, readable (the dataclass's repr is one long line)."""
+def settings(*cfgs):
+    """Settings dataclasses (``config_for(SCALE)``) as a table of ``setting`` and ``value``:
+    what the notebook runs, readable (a dataclass's repr is one long line). Several are
+    indexed by their class name too."""
     import dataclasses
 
     import pandas as pd
 
-    rows = [(f.name, str(_plain(getattr(cfg, f.name)))) for f in dataclasses.fields(cfg)]
-    return pd.DataFrame(rows, columns=["setting", "value"]).set_index("setting")
+    rows = [(type(cfg).__name__, f.name, str(_plain(getattr(cfg, f.name))))
+            for cfg in cfgs for f in dataclasses.fields(cfg)]
+    table = pd.DataFrame(rows, columns=["config", "setting", "value"])
+    return table.set_index(["config", "setting"] if len(cfgs) > 1 else "setting") \
+        .drop(columns=[] if len(cfgs) > 1 else ["config"])

@@ -44,7 +44,7 @@ class GridConfig:
     decay: str = "gaussian"  # the authors' default decay family
     rectify: bool = True  # rectified cosines (spec); False = pure cosines
     x0: float | None = None  # field centre; None = middle of the track
-    sigmas: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 0.3, 31), 4))  # spec F1
+    sigmas: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 0.3, 31), 4).tolist())  # spec F1
     shown_sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)  # 6 fields in F1
     fwhm_method: str = "peak"  # "span" = the naive threshold that merges secondary peaks
 

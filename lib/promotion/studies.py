@@ -74,8 +74,8 @@ class StudyConfig:
     steep: float = 2.0
     targets: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0)
     sens_levels: int = 10  # F4 ladder: the base design's mu_l = 0.5 l with 10 levels
-    gammas: tuple[float, ...] = tuple(np.round(np.linspace(0.3, 0.95, 14), 4))
-    deltas: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 0.3, 13), 4))
+    gammas: tuple[float, ...] = tuple(np.round(np.linspace(0.3, 0.95, 14), 4).tolist())
+    deltas: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 0.3, 13), 4).tolist())
     sens_horizon: int = 60
     sens_nx: int = 201
     sens_na: int = 81
@@ -99,8 +99,8 @@ SCALES = {
     # closer to the paper's resolution: finer grids and sweeps (minutes on CPU, seconds on GPU)
     "paper": StudyConfig(base=PromotionConfig(nx=801, na=321),
                          phase=PhaseConfig(n_ratio=40, n_discount=40, nx=201, na=81),
-                         gammas=tuple(np.round(np.linspace(0.3, 0.95, 27), 4)),
-                         deltas=tuple(np.round(np.linspace(0.0, 0.3, 25), 4)),
+                         gammas=tuple(np.round(np.linspace(0.3, 0.95, 27), 4).tolist()),
+                         deltas=tuple(np.round(np.linspace(0.0, 0.3, 25), 4).tolist()),
                          sens_nx=401, sens_na=161),
 }
 

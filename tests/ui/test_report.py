@@ -53,3 +53,18 @@ def test_every_plot_of_a_paper_page_draws_offline(site, offline, slug):
     assert not problems, "\n".join(problems)
     assert not blocked, f"requests left the file system: {blocked[:5]}"
     assert not errors, errors
+
+
+#: what a reader must not see on a paper page: a warning or an error (stderr), a raw numpy
+#: scalar or dataclass repr, a link to Panel's CDN, a tqdm bar's text fallback (its first state)
+NOT_ON_A_PAGE = {"stderr output": 'data-mime-type="application/vnd.jupyter.stderr"',
+                 "numpy scalar repr": "np.float64(", "dataclass repr": "Config(",
+                 "Panel CDN link": "cdn.holoviz.org", "frozen tqdm bar": "0%|"}
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
+def test_a_paper_page_shows_no_warning_or_raw_repr(site, slug):
+    text = (site / f"{slug}.html").read_text()
+    found = {what: text[max(0, text.find(s) - 200):text.find(s) + 200]
+             for what, s in NOT_ON_A_PAGE.items() if s in text}
+    assert not found, found
