@@ -60,13 +60,20 @@ def _plain(value):
 def settings(*cfgs):
     """Settings dataclasses (``config_for(SCALE)``) as a table of ``setting`` and ``value``:
     what the notebook runs, readable (a dataclass's repr is one long line). Several are
-    indexed by their class name too."""
+    indexed by their class name too; a nested dataclass's fields are rows of their own."""
     import dataclasses
 
     import pandas as pd
 
-    rows = [(type(cfg).__name__, f.name, str(_plain(getattr(cfg, f.name))))
-            for cfg in cfgs for f in dataclasses.fields(cfg)]
+    def fields(obj, prefix=""):  # a nested dataclass gives its fields as "game.n_states"
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                yield from fields(value, f"{prefix}{f.name}.")
+            else:
+                yield f"{prefix}{f.name}", str(_plain(value))
+
+    rows = [(type(cfg).__name__, *row) for cfg in cfgs for row in fields(cfg)]
     table = pd.DataFrame(rows, columns=["config", "setting", "value"])
     return table.set_index(["config", "setting"] if len(cfgs) > 1 else "setting") \
         .drop(columns=[] if len(cfgs) > 1 else ["config"])

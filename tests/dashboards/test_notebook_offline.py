@@ -118,3 +118,19 @@ def test_settings_shows_plain_numbers():
     assert "np.float64" not in table and "np.int64" not in table
     assert "(0.0, 0.05, 0.1)" in table, table
     assert "np.float64" in repr(Cfg())  # what the table replaces
+
+
+def test_settings_expands_a_nested_config():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class GameConfig:
+        tau: float = 0.3
+
+    @dataclass
+    class Cfg:
+        game: GameConfig = field(default_factory=GameConfig)
+        steps: int = 5
+
+    table = notebook.settings(Cfg())
+    assert list(table.index) == ["game.tau", "steps"] and "Config(" not in table.to_string()
