@@ -21,15 +21,20 @@ first input embedding is the other choice, ``model``). Compared (F1-F4): no-CoT,
 Heima, pause tokens (Heima's sequence without the decoder loss) and the progressive schedule;
 binding claims at 2 hops, 3 hops is the limit.
 
-What holds at quick scale (600 steps per model, seeds 0-6): the information-gap control
-(shuffled states read at chance) and the token reduction (22 -> 4 tokens). What does NOT: the
-thinking tokens do not learn the second hop, so Heima's accuracy stays near no-CoT's and far
-below CoT's, the interpreter reads only the copied start symbol, and the paper is blocked
-(``NOT_REPRODUCED``; the notebook lists the variants tried, up to 2000 steps).
+First design (every model from scratch, 600 steps; ``FIRST_DESIGN``): only the
+information-gap control and the token reduction held; no thinking token learnt the lookups.
+The diagnosis (``diagnosis``, issue 34) found hop 1 learnable within the depth (CoT's writing
+position holds ``x1`` from layer 2) yet never learnt at ``T_1``, even at 1 hop. Second design
+(the quick scale): Heima and pause tokens start from the trained CoT model (1200 steps) and
+Heima's thinking states get a dense target, the CoT model's state where it writes the stage's
+result. Seeds 0-6: the states now hold each stage's result ``x_k`` (seed 0: 1.00 / 0.96) but
+not its input, so the interpreter claim still fails (about 0.56 < 0.75, 0 of 7 seeds), and the
+paper stays blocked (``NOT_REPRODUCED``; Heima - pause 3 of 7 seeds, Heima vs CoT and vs
+no-CoT 5 of 7, CoT itself failing to learn on seeds 1 and 6).
 
 Modules, one idea each: ``task`` (the sequences), ``model`` (encoder + interpreter, joint loss),
 ``train`` (training, the progressive schedule, evaluation), ``experiments`` (scales, cached
-models, figure data) and ``claims``.
+models, figure data), ``diagnosis`` (linear probes over training) and ``claims``.
 """
 
 from icml26.heima.claims import BINDING, CLAIM_SPECS, NOT_REPRODUCED, claims, claims_for
