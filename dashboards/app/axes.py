@@ -25,10 +25,10 @@ import math
 import numpy as np
 from bokeh.models import (
     AdaptiveTicker,
+    CustomJSTickFormatter,
     FixedTicker,
     LogTicker,
     LogTickFormatter,
-    PrintfTickFormatter,
 )
 
 from icml26.dashboards.app.chart import Chart
@@ -49,9 +49,20 @@ CHAR_PX = 7.0
 MIN_FRAME_WIDTH = 240
 
 
-def plain_labels() -> PrintfTickFormatter:
-    """Tick labels as plain numbers (2e-05, 0.2, 500), not 2.000e-5 (a new model per axis)."""
-    return PrintfTickFormatter(format="%g")
+#: a tick as a short plain number: 0.2, 500, 20000; powers past 1e5 or under 1e-3 as 2e7, 5e-6
+PLAIN_JS = """
+const a = Math.abs(tick);
+if (a !== 0 && (a >= 1e5 || a < 1e-3)) {
+  return tick.toExponential().replace('e+', 'e');
+}
+return String(Number(tick.toPrecision(6)));
+"""
+
+
+def plain_labels() -> CustomJSTickFormatter:
+    """Tick labels as short plain numbers (5e-6, 0.2, 500, 2e7), not 2.000e-5 or 20000000
+    (a new model per axis)."""
+    return CustomJSTickFormatter(code=PLAIN_JS)
 
 
 def integer_valued(chart: Chart, axis: int) -> bool:
