@@ -17,9 +17,6 @@ from icml26.dashboards.app import notebook, report
 
 ROOT = Path(__file__).resolve().parents[2]
 CDN = "cdn.holoviz.org"
-#: the lead applies the extension cell to these two after the helpers that edit them finish;
-#: strict: the test fails as soon as they have it, so the mark goes then
-PENDING = {"heima", "detectrouter"}
 
 
 def _run(cells: list[str]):
@@ -90,9 +87,7 @@ def test_a_widget_the_report_cannot_draw_keeps_its_output():
     assert nb.cells[0].outputs[0]["data"]["text/plain"] == "IntSlider(value=3)"
 
 
-@pytest.mark.parametrize("slug", [
-    pytest.param(p.slug, marks=pytest.mark.xfail(strict=True, reason="pending: lead applies"))
-    if p.slug in PENDING else p.slug for p in papers.built()])
+@pytest.mark.parametrize("slug", [p.slug for p in papers.built()])
 def test_every_notebook_loads_the_extensions_through_the_helper(slug):
     sources = ["".join(c["source"]) for c in json.loads(
         report.notebook_path(slug).read_text())["cells"] if c["cell_type"] == "code"]
