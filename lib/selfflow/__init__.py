@@ -87,6 +87,6 @@ __all__ = [
     "TinyDiT", "TrainConfig", "best_layer", "claims", "claims_for", "config_for", "data",
     "evaluate", "figure_probe_data", "figure_schedule_data", "generation_claim",
     "heldout_fm_loss", "load_digits", "load_model", "patchify", "pixel_probes", "probe_gaps",
-    "probe_summary", "recorded", "run_all", "sample", "to_compute", "train", "trained", "unpatchify", "views",
-    "with_train",
+    "probe_summary", "recorded", "run_all", "sample", "to_compute", "train", "trained",
+    "unpatchify", "views", "with_train",
 ]
