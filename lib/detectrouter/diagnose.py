@@ -40,9 +40,11 @@ from icml26.detectrouter.router import fit_router
 
 def domain_auroc(data: dict, cfg: DetectRouterConfig) -> np.ndarray:
     """``[corpora, K]``: AUROC(human texts of the other corpora, human texts of corpus c)
-    under surrogate k (the chosen criterion; 0.5 = the corpus does not move the score)."""
+    under surrogate k (the chosen criterion; 0.5 = the corpus does not move the score); NaN
+    for a corpus with no human text in the sample (or all of it)."""
     zh, corpus = znormed(data, cfg)["human"], data["human_corpus"]
     return np.array([[auroc(zh[corpus != c, k], zh[corpus == c, k])
+                      if 0 < (corpus == c).sum() < len(corpus) else np.nan
                       for k in range(zh.shape[1])] for c in range(len(CORPORA))])
 
 

@@ -78,6 +78,9 @@ def test_run_in_named_stages_then_sliders(tmp_cache):
     e.param.trigger("run")
     assert e.error_message() == "" and e.run_done == done + 1
     stages = [s for s in shown if s.startswith("**Run")]
+    # a stage's line is shown again when the cache says whether it reads or trains: in order
+    stages = [s for i, s in enumerate(stages)
+              if i + 1 == len(stages) or stages[i + 1][:12] != s[:12]]
     assert [s[:12] for s in stages] == ["**Run 1/3:**", "**Run 2/3:**", "**Run 3/3:**"]
     assert "training the student" in stages[0] and "estimating" in stages[1]
     assert "Monte Carlo" in stages[2] and shown[-1].startswith("Run done")
