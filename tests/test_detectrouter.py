@@ -37,15 +37,18 @@ def gen(seed=0):
 def tiny_data(tmp_path_factory):
     import os
 
+    # a scratch cache for the tiny zoo only: held for the whole module, it sent the module's
+    # quick-scale claim tests to an empty cache (the zoo retrained: 35 s each)
     old = os.environ.get("ICML26_CACHE")
     os.environ["ICML26_CACHE"] = str(tmp_path_factory.mktemp("cache"))
     try:
-        yield D.zoo_data(TINY.zoo, 0)
+        data = D.zoo_data(TINY.zoo, 0)
     finally:
         if old is None:
             os.environ.pop("ICML26_CACHE")
         else:
             os.environ["ICML26_CACHE"] = old
+    return data
 
 
 # --------------------------------------------------------------------------- corpus

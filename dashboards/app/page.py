@@ -48,6 +48,20 @@ class ExplorerBase(pn.viewable.Viewer):
         # and the sub-step's text (see _stage_text)
         self._rendered_live: list[LiveFigures] = []  # one per rendering (see live_panes)
         super().__init__(**params)
+        stepped = [name for name, p in self.param.objects().items()
+                   if isinstance(p, param.Number) and not isinstance(p, param.Integer)
+                   and getattr(p, "step", None)]
+        if stepped:
+            self.param.watch(self._snap_to_digits, stepped)
+
+    def _snap_to_digits(self, *events) -> None:
+        """A slider's value without the arithmetic noise of its steps: 0.3 + 0.05 - 0.05 is
+        0.29999999999999993 in the browser, a different cache key from 0.3 (panda's Run
+        retrained for minutes after a step right and back)."""
+        snapped = {e.name: round(e.new, 12) for e in events  # several: one param.update
+                   if isinstance(e.new, float) and round(e.new, 12) != e.new}
+        if snapped:
+            self.param.update(**snapped)
 
     # ------------------------------------------------------------------ settings
     def settings_key(self) -> str:

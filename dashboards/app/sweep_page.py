@@ -163,7 +163,13 @@ class RobustnessExplorer(pn.viewable.Viewer):
                 n.add(r.rate.seeds)
         with self._lock:
             self._counts, self._done, self._total = counts, 0, 0
-        self._render()
+        # Served, a widget change arrives on a pool thread without the document's lock:
+        # Bokeh models may only change on the document's own thread (next tick).
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(self._render)
+        else:
+            self._render()
         seeds = "/".join(str(s) for s in sorted(n))
         shown = (f"Showing the committed record (`benchmarks/hold_rates.csv`, {seeds} swept "
                  f"seeds per claim). " if counts else "")
@@ -179,8 +185,11 @@ class RobustnessExplorer(pn.viewable.Viewer):
         so the page confirms each change: what it says is what Run reads."""
         if self._thread is not None and self._thread.is_alive():
             return
-        record = (self.show_record() if self._thread is None or event is None
-                  or event.name == "papers" else "")
+        if event is None or event.name == "papers":  # the record is drawn again
+            self._record = self.show_record()
+        elif self._thread is not None:  # after a Run the bars are the Run's
+            self._record = ""
+        record = self._record
         seeds = self.seeds()
         again = "; seeds already in the dataset are run again" if self.recompute else ""
         self._status.object = (f"{record}Press **Run** to sweep "

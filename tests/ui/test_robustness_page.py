@@ -66,8 +66,12 @@ def start_run(page, fewer: int = 0) -> None:
         handle.press("ArrowLeft")
     page.get_by_role("checkbox").first.check()  # the only one: recompute
     last = 7 - fewer
-    page.get_by_text(f"on seeds 0-{last} ({last + 1} tasks; seeds already in the dataset "
-                     "are run again)").first.wait_for(timeout=30_000)
+    try:
+        page.get_by_text(f"on seeds 0-{last} ({last + 1} tasks; seeds already in the dataset "
+                         "are run again)").first.wait_for(timeout=30_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"the page never confirmed seeds 0-{last} with recompute; "
+                    f"status: {status(page)!r}")
     page.get_by_role("button", name="Run", exact=True).click()
 
 
