@@ -62,8 +62,6 @@ say "the report in Chromium, offline"
 ICML26_REPORT="$ICML26_CACHE/site" .venv/bin/python -m pytest tests/ui/test_report.py --ui \
   -p no:cacheprovider
 
-say "dashboard latency (Chromium, median of slider -> updated plot; recorded, not asserted)"
-.venv/bin/python benchmarks/dashboard_latency.py --no-write --presses 9 || \
-  echo "latency benchmark failed (reported, not a test)"
-
+# The dashboard latency benchmark (benchmarks/dashboard_latency.py) is not run here: it
+# asserts nothing and took minutes of the 40-minute budget; its medians are committed.
 say "done"
