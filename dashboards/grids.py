@@ -88,8 +88,9 @@ def coords_plot(data: dict, cols: int = 4) -> hv.Layout:
 class GridsExplorer(ExplorerBase):
     """Choose a token budget and a selector; Run trains it on the frozen encoder."""
 
-    k = param.Selector(default=4, objects=[4, 16, 64],
-                       doc="Tokens kept K (the map has 256; avgpool needs a square K).")
+    k = param.Selector(default=4, objects=[2, 4, 8, 16],
+                       doc="Tokens kept K (the map has 16 tokens of 16 px; avgpool needs a "
+                           "square K).")
     method = param.Selector(default="grids", objects=["grids", "topk", "avgpool", "random"],
                             doc="How the K tokens are chosen (GridS: continuous points from "
                                 "the scout; top-K: learned saliency, straight-through).")
@@ -97,10 +98,12 @@ class GridsExplorer(ExplorerBase):
                           doc="Coordinate margin: points live in [m, 1 - m]^2.")
     coord_embed = param.Boolean(True, doc="Add the coordinate embedding 2 -> 64 -> d to "
                                           "each token (the code's optional embedding).")
-    scout_input = param.Selector(default="map", objects=list(grids.SCOUT_INPUTS),
-                                 doc="GridS scout's global feature: the encoder's "
-                                     "attention-pooled feature ('map') or the code's "
-                                     "LayerNorm + mean-pool ('mean', stalls here).")
+    scout_input = param.Selector(default="tokens", objects=list(grids.SCOUT_INPUTS),
+                                 doc="GridS scout's global feature: the code's LayerNorm + "
+                                     "mean-pool of position-aware tokens ('tokens', the "
+                                     "second design), the encoder's attention-pooled feature "
+                                     "('map', the first) or of the bare map ('mean', "
+                                     "stalls).")
     temperature = param.Number(1.0, bounds=(0.1, 10.0), softbounds=(0.2, 5.0), step=0.1,
                                doc="Coordinate temperature T in sigmoid(z / T).")
     noise_scale = param.Number(0.1, bounds=(0.0, 1.0), step=0.05,
@@ -157,7 +160,8 @@ class GridsExplorer(ExplorerBase):
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(self.seed)
             scout = grids.Scout(32, self.k, margin=float(self.margin))
-            start = scout(torch.zeros(1, 16, 16, 32))[0].numpy() * 63
+            start = grids.to_px(grids.config_for("quick"),
+                                scout(torch.zeros(1, 4, 4, 32)))[0].numpy()
         side = math.isqrt(self.k)
         cells = (np.arange(side) + 0.5) * 64 / side - 0.5
         gx, gy = np.meshgrid(cells, cells)

@@ -1,13 +1,17 @@
 """The frozen encoder, the token head and the five ways of choosing K tokens.
 
-Shapes: images ``[B, 3, S, S]``; feature map ``[B, H, W, C]`` (channels last, H = W = S/4 =
-16, so 256 tokens as SigLIP's); tokens ``[B, K, C]`` with coordinates ``[B, K, 2]`` (x, y) in
-``[0, 1]`` (``x = j / (W - 1)``); actions ``[B, 4]`` = contact point in ``[0, 1]`` and
-``(cos, sin) theta``.
+Shapes: images ``[B, 3, S, S]``; feature map ``[B, H, W, C]`` (channels last, H = W = S/P for
+a patch of P px: the second design's P = 16 gives 4 x 4 = 16 tokens of 16 px, as coarse as
+SigLIP's 14-px patches against a contact point of a few px; the first design's P = 4 gave 256);
+tokens ``[B, K, C]`` with coordinates ``[B, K, 2]`` (x, y) in ``[0, 1]`` (``x = j / (W - 1)``,
+token centres; pixel ``P (W - 1) x + (P - 1) / 2``); actions ``[B, 4]`` = contact point in
+``[0, 1]`` and ``(cos, sin) theta``.
 
 Selectors (``METHODS``):
 * ``full`` -- all H W tokens at their grid coordinates;
-* ``grids`` -- the paper's ``ActiveTokenSampler``: LayerNorm -> mean-pool -> (exploration:
+* ``grids`` -- the paper's ``ActiveTokenSampler``: LayerNorm -> [position-aware: each token
+  concatenated with a Fourier encoding of its centre, a token-wise ``Linear + ReLU``] ->
+  mean-pool -> (exploration:
   the average over ``probes`` copies with Gaussian noise ``noise_scale`` on the pooled
   feature, training only) -> scout MLP ``C -> 256 -> 2K`` -> ``sigmoid(z / temperature)`` ->
   optional margin -> bilinear sampling (:func:`icml26.kernels.grid_sample.grid_sample`);
@@ -41,22 +45,32 @@ def grid_coords(h: int, w: int, device=None) -> torch.Tensor:
 
 
 class Encoder(nn.Module):
-    """CoordConv patch encoder ``[B, 3, S, S] -> [B, S/4, S/4, C]``: a 4x4 stride-4 patch
+    """CoordConv patch encoder ``[B, 3, S, S] -> [B, S/P, S/P, C]``: a 4x4 stride-4 patch
     embedding (as a ViT's, SigLIP's included) of the image plus x/y channels, two 3x3 residual
-    convolutions, and the token coordinates appended before a 1x1 output convolution.
+    convolutions, and the token coordinates appended before a 1x1 output convolution.  For
+    ``P > 4`` (the second design) a (P/4)x(P/4) stride-P/4 merge of the 4-px cells (with their
+    coordinates) and a 3x3 residual convolution make the P-px tokens, a hybrid-ViT stem: a
+    single linear 16x16 patch embedding did not find the contact token (pretraining
+    accuracy 0.3 of 16 tokens after 400 steps, every readout at chance, seed 0).
 
     ``dense`` (``[B, H, W, C] -> [B, H, W, 5]``) is the pretraining readout: a contact logit
     per token and, per token, the contact's offset from the token centre and ``(cos, sin)``.
     """
 
-    def __init__(self, channels: int = 32, patch: int = 4):
+    def __init__(self, channels: int = 32, patch: int = 16):
         super().__init__()
-        self.patch = nn.Conv2d(5, channels, patch, stride=patch)
+        if patch % 4 or patch < 4:
+            raise ValueError(f"patch must be a multiple of 4, got {patch}")
+        self.patch = nn.Conv2d(5, channels, 4, stride=4)
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
         self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
         self.value = nn.Linear(channels + 2, channels)
         self.out = nn.Conv2d(channels + 2, channels, 1)
         self.dense = nn.Linear(channels, 5)
+        # created last, so the 4-px encoder draws the same initial weights as the first design
+        self.merge = (nn.Conv2d(channels + 2, channels, patch // 4, stride=patch // 4)
+                      if patch > 4 else None)
+        self.conv3 = nn.Conv2d(channels, channels, 3, padding=1) if patch > 4 else None
 
     @staticmethod
     def coord_channels(b: int, h: int, w: int, device) -> torch.Tensor:
@@ -67,16 +81,23 @@ class Encoder(nn.Module):
         x = F.relu(self.patch(torch.cat([img, self.coord_channels(b, h, w, img.device)], 1)))
         x = x + F.relu(self.conv1(x))
         x = x + F.relu(self.conv2(x))
+        if self.merge is not None:
+            x = F.relu(self.merge(torch.cat([x, self.coord_channels(b, *x.shape[2:],
+                                                                    img.device)], 1)))
+            x = x + F.relu(self.conv3(x))
         x = self.out(torch.cat([x, self.coord_channels(b, *x.shape[2:], img.device)], 1))
         return x.permute(0, 2, 3, 1)
 
-    def pooled(self, fmap: torch.Tensor) -> torch.Tensor:
+    def pooled(self, fmap: torch.Tensor, detach_saliency: bool = False) -> torch.Tensor:
         """Attention-pooled global feature ``[B, H, W, C] -> [B, C]`` (SigLIP's MAP head with
         one query, whose logits are the dense readout's contact logits; the values see the
-        token coordinates)."""
+        token coordinates).  ``detach_saliency``: no gradient from the pooled feature into the
+        logits (pretraining of the second design: they learn from the contact cross-entropy
+        alone)."""
         b, h, w, c = fmap.shape
         flat = fmap.reshape(b, h * w, c)
-        att = torch.softmax(self.dense(flat)[..., 0], 1)  # [B, N]: the contact saliency
+        logits = self.dense(flat)[..., 0]
+        att = torch.softmax(logits.detach() if detach_saliency else logits, 1)  # [B, N]
         vals = self.value(torch.cat([flat, grid_coords(h, w, fmap.device).expand(b, -1, -1)],
                                     -1))
         return torch.einsum("bn,bnc->bc", att, vals)
@@ -105,8 +126,22 @@ class TokenHead(nn.Module):
         return self.out(self.body(x)[:, 0])
 
 
+def fourier_coords(coords: torch.Tensor, bands: int = 3) -> torch.Tensor:
+    """Fourier encoding ``[..., 2] -> [..., 4 bands]`` of points in ``[0, 1]^2``:
+    ``sin, cos (2^b pi x)`` and the same of ``y`` for ``b < bands``."""
+    freq = math.pi * 2.0 ** torch.arange(bands, device=coords.device, dtype=coords.dtype)
+    ang = (coords[..., None] * freq).flatten(-2)  # [..., 2 bands]
+    return torch.cat([ang.sin(), ang.cos()], -1)
+
+
 class Scout(nn.Module):
     """GridS's coordinate predictor: pooled feature -> K points in ``[0, 1]^2``.
+
+    ``position_aware`` (the second design): before the mean-pool each LayerNormed token is
+    concatenated with :func:`fourier_coords` of its centre and passed through a token-wise
+    ``Linear(C + 12, C) + ReLU``, so the pooled feature can say *where* a feature is (as the
+    authors' scout reads SigLIP tokens that carry position embeddings); without it the mean of
+    local features carries no position (the first design's ``"mean"`` stall).
 
     ``init_grid``: the last layer starts with weights scaled by 0.1 and biases placing the
     points on the cell centres of a ``ceil(sqrt K)`` grid inside the margin (the "initial
@@ -115,7 +150,7 @@ class Scout(nn.Module):
     """
 
     def __init__(self, channels: int, k: int, hidden: int = 256, temperature: float = 1.0,
-                 margin: float = 0.0, init_grid: bool = True):
+                 margin: float = 0.0, init_grid: bool = True, position_aware: bool = False):
         super().__init__()
         self.k, self.temperature, self.margin = k, temperature, margin
         self.norm = nn.LayerNorm(channels)
@@ -127,13 +162,20 @@ class Scout(nn.Module):
             with torch.no_grad():
                 self.mlp[2].weight.mul_(0.1)
                 self.mlp[2].bias.copy_(temperature * torch.logit(pts.clamp(0.02, 0.98)).reshape(-1))
+        # created last, so a scout without it draws the same initial weights as before
+        self.token = nn.Linear(channels + 12, channels) if position_aware else None
 
     def forward(self, fmap: torch.Tensor, noise_scale: float = 0.0, probes: int = 1,
                 gen: torch.Generator | None = None, pooled: torch.Tensor | None = None
                 ) -> torch.Tensor:
         """``pooled [B, C]``: the global feature to read; ``None`` = the paper's LayerNorm +
-        mean-pool of ``fmap``."""
-        if pooled is None:
+        mean-pool of ``fmap`` (of its position-aware tokens with ``position_aware``)."""
+        if pooled is None and self.token is not None:
+            b, h, w, _ = fmap.shape
+            pe = fourier_coords(grid_coords(h, w, fmap.device)).reshape(1, h, w, -1)
+            tok = torch.cat([self.norm(fmap), pe.expand(b, -1, -1, -1).to(fmap)], -1)
+            pooled = F.relu(self.token(tok)).mean(dim=(1, 2))  # [B, C]
+        elif pooled is None:
             pooled = self.norm(fmap).mean(dim=(1, 2))  # [B, C]
         if noise_scale > 0 and probes > 0:
             noise = torch.randn(probes, *pooled.shape, generator=gen).to(pooled)
@@ -150,7 +192,8 @@ class TokenPolicy(nn.Module):
     def __init__(self, method: str, k: int, channels: int, h: int, w: int, d_model: int = 32,
                  coord_embed: bool = True, temperature: float = 1.0, margin: float = 0.0,
                  noise_scale: float = 0.1, probes: int = 4, init_grid: bool = True,
-                 round_coords: bool = False, impl: str = "auto"):
+                 round_coords: bool = False, position_aware: bool = False,
+                 impl: str = "auto"):
         super().__init__()
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -165,7 +208,7 @@ class TokenPolicy(nn.Module):
         self.register_buffer("grid", grid_coords(h, w), persistent=False)
         if method == "grids":
             self.scout = Scout(channels, k, temperature=temperature, margin=margin,
-                               init_grid=init_grid)
+                               init_grid=init_grid, position_aware=position_aware)
         if method == "topk":
             self.saliency = nn.Sequential(nn.LayerNorm(channels), nn.Linear(channels, 1))
 
