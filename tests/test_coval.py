@@ -53,6 +53,55 @@ def test_anomaly_returns_lie_inside_its_shadow_and_scans_differ_only_there():
     assert (s.counterfactual[s.label] > s.factual[s.label]).all()
 
 
+def test_sweep_poses_lie_on_a_clear_straight_path_through_the_origin():
+    poses = coval.sweep_poses(6, 0, 5, 1.5)
+    assert poses.shape == (6, 5, 2) and (poses[:, 0] == 0).all()
+    torch.testing.assert_close(poses.norm(dim=-1)[0], torch.tensor([0, 1.5, 1.5, 3, 3.0]))
+    cross = poses[:, 1:, 0] * poses[:, 1:2, 1] - poses[:, 1:, 1] * poses[:, 1:2, 0]
+    assert cross.abs().max() < 1e-5  # collinear
+    assert torch.equal(poses, coval.sweep_poses(6, 0, 5, 1.5))
+    with pytest.raises(ValueError, match="4 m"):
+        coval.sweep_poses(2, 0, 9, 1.5)
+    # every pose is kept clear: nothing within 1.4 m of any sweep's sensor
+    sw = coval.cast_sweeps(make_scenes(6, 3, coval.TEST_SHAPES, poses), poses, 256, 20.0)
+    assert sw["factual"].min() > 1.4
+
+
+def test_counterfactual_is_exact_in_every_sweep_and_jitter_breaks_it():
+    poses = coval.sweep_poses(8, 1, 5, 1.5)
+    scenes = make_scenes(8, 1, coval.TEST_SHAPES, poses)
+    sw = coval.cast_sweeps(scenes, poses, 256, 20.0)
+    assert sw["exact_gap"] == 0.0
+    assert (sw["counterfactual"] > sw["factual"])[sw["shadow"]].any()
+    assert coval.cast_sweeps(scenes, poses, 256, 20.0, jitter=0.05)["exact_gap"] > 0.01
+
+
+def test_sweep_channels_mark_cells_another_sweep_saw_free_or_hit():
+    """A sweep from a pose 1 m to the side whose beams all return at 10 m: the cells within
+    10 m of it (less half a bin) are free, those at 10 m +- half a bin are hit."""
+    n, nb = 64, 8
+    e = coval.bin_edges(nb, 20.0)
+    centre = torch.cat([e[1:2] / 2, (e[1:-1] * e[2:]).sqrt()])
+    half = (e[1:] - e[:-1]) / 2
+    pose = torch.tensor([[[0.0, 1.0]]])
+    ch = coval.sweep_channels(torch.full((1, 1, n), 10.0), torch.ones(1, 1, n, dtype=torch.bool),
+                              pose, 20.0, nb)
+    theta = (torch.arange(n, dtype=torch.float64) + 0.5) * (2 * math.pi / n)
+    cell = centre[:, None, None] * torch.stack([theta.cos(), theta.sin()], -1).float()
+    d = (cell - pose[0, 0]).norm(dim=-1)
+    assert torch.equal(ch[0, :nb], (d < 10.0 - half[:, None]).float())
+    assert torch.equal(ch[0, nb:], ((d - 10.0).abs() <= half[:, None]).float())
+    # encode keeps them on this sweep's occluded cells only (its void), unless told "all"
+    r, v = torch.full((1, n), 3.0), torch.ones(1, n, dtype=torch.bool)
+    others = {"ranges": torch.full((1, 1, n), 10.0), "valid": v[:, None], "poses": pose}
+    x = encode(r, v, 20.0, nb, others=others)
+    unknown = x[0, 1 + 2 * nb:1 + 3 * nb]
+    assert x.shape == (1, 1 + 5 * nb, n) and unknown.any()
+    assert torch.equal(x[0, 1 + 3 * nb:], ch[0] * unknown.repeat(2, 1))
+    assert torch.equal(encode(r, v, 20.0, nb, others=others, sweep_cells="all")[0, 1 + 3 * nb:],
+                       ch[0])
+
+
 def test_jittered_counterfactual_differs_outside_the_shadow():
     s = cast_scans(make_scenes(4, 3), 128, 20.0, jitter=0.05)
     assert (s.factual - s.counterfactual)[~s.shadow].abs().max() > 0.01
@@ -132,6 +181,10 @@ def test_config_rejects_bad_values():
         COVALConfig(vvcr_target="nothing")
     with pytest.raises(ValueError, match="loss weights"):
         COVALConfig(w_vicc=-1.0)
+    with pytest.raises(ValueError, match="within 4 m"):
+        COVALConfig(n_sweeps=7, sweep_step=1.5)
+    with pytest.raises(ValueError, match="sweep_cells"):
+        COVALConfig(sweep_cells="front")
     with pytest.raises(ValueError, match="scale"):
         coval.config_for("huge")
 

@@ -17,6 +17,9 @@ Reconstructed here:
 * factual scan = everything occludes; counterfactual = the anomaly's sides collapsed to zero
   length (non-occluding), so the background reappears inside its angular shadow only;
 * input per beam: log range + hit / free / unknown carving channels on log-spaced range bins;
+  second design (issue 35, ``claims`` docstring): the sensor drives a straight 6 m path and
+  scans 5 times; the labelled middle sweep's channels add, on the cells its return occludes,
+  the fraction of the other sweeps that saw each cell free or hit;
 * model: a residual dilated circular 1-D conv net with a segmentation and a reconstruction
   head; ``L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC`` (``model`` docstring).
 
@@ -28,7 +31,14 @@ Modules: ``scene`` (scenes, scans, shadows), ``model`` (inputs, net, losses, met
 ``experiments`` (scales, cached runs, figure data) and ``claims``.
 """
 
-from icml26.coval.claims import CLAIM_SPECS, claims, claims_for
+from icml26.coval.claims import (
+    CLAIM_SPECS,
+    CLAIMS_VERSION,
+    claims,
+    claims_for,
+    diagnosis_record,
+    seed_record,
+)
 from icml26.coval.experiments import (
     CACHE_VERSION,
     PAPER,
@@ -51,6 +61,7 @@ from icml26.coval.model import (
     bin_edges,
     encode,
     scores,
+    sweep_channels,
     train,
 )
 from icml26.coval.scene import (
@@ -63,15 +74,18 @@ from icml26.coval.scene import (
     ShapeRange,
     beam_dirs,
     cast_scans,
+    cast_sweeps,
     make_scenes,
     shadow_mask,
+    sweep_poses,
 )
 
 __all__ = [
-    "ABLATIONS", "ANOMALY_LO", "CACHE_VERSION", "CLAIM_SPECS", "MAX_VERTS", "PAPER", "SCALES",
-    "TEST_SHAPES", "TRAIN_SHAPES", "VARIANTS", "COVALConfig", "CircularConvNet", "Scans",
-    "Scenes", "ShapeRange", "TrainConfig", "auroc", "average_precision", "beam_dirs",
-    "bin_edges", "cast_scans", "claims", "claims_for", "config_for", "encode",
-    "figure_ablation_data", "figure_scan_data", "figure_size_distance_data", "make_scenes",
-    "replicate", "scan_data", "scores", "shadow_mask", "train",
+    "ABLATIONS", "ANOMALY_LO", "CACHE_VERSION", "CLAIMS_VERSION", "CLAIM_SPECS", "MAX_VERTS",
+    "PAPER", "SCALES", "TEST_SHAPES", "TRAIN_SHAPES", "VARIANTS", "COVALConfig",
+    "CircularConvNet", "Scans", "Scenes", "ShapeRange", "TrainConfig", "auroc",
+    "average_precision", "beam_dirs", "bin_edges", "cast_scans", "cast_sweeps", "claims",
+    "claims_for", "config_for", "diagnosis_record", "encode", "figure_ablation_data",
+    "figure_scan_data", "figure_size_distance_data", "make_scenes", "replicate", "scan_data",
+    "scores", "seed_record", "shadow_mask", "sweep_channels", "sweep_poses", "train",
 ]

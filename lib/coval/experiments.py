@@ -26,7 +26,15 @@ from icml26.coval.model import (
     scores,
     train,
 )
-from icml26.coval.scene import TEST_SHAPES, TRAIN_SHAPES, beam_dirs, cast_scans, make_scenes
+from icml26.coval.scene import (
+    TEST_SHAPES,
+    TRAIN_SHAPES,
+    beam_dirs,
+    cast_scans,
+    cast_sweeps,
+    make_scenes,
+    sweep_poses,
+)
 
 PAPER = "coval"
 CACHE_VERSION = 2  # 2: VVCR regresses the void depth log r_cf - log r_f
@@ -41,6 +49,9 @@ class COVALConfig:
     n_beams: int = 256  # spec: 720 (paper scale); 256 keeps quick-scale training ~4 s a model
     max_range: float = 20.0  # m; rooms are 10-22 m across, the doorway beams return nothing
     n_bins: int = 32  # log-spaced free-space carving bins per beam
+    n_sweeps: int = 5  # sweeps of the moving sensor (1: the first, single-scan design)
+    sweep_step: float = 1.5  # m the sensor drives between sweeps (a path of 6 m)
+    sweep_cells: str = "occluded"  # the other sweeps' channels on this sweep's void ("all")
     noise: float = 0.02  # m, Gaussian range noise on returns
     n_train: int = 1024  # training scenes per replicate
     n_test: int = 128  # held-out test scenes per replicate
@@ -57,12 +68,17 @@ class COVALConfig:
     def __post_init__(self):
         check_int("n_beams", self.n_beams, 16, 4096)
         check_int("n_bins", self.n_bins, 1, 128)
+        check_int("n_sweeps", self.n_sweeps, 1, 9)
+        if self.n_sweeps > 1 and not 0 < self.sweep_step * (self.n_sweeps // 2) <= 4.0:
+            raise ValueError(f"sweeps must stay within 4 m of the origin (inside the room), "
+                             f"got n_sweeps {self.n_sweeps}, sweep_step {self.sweep_step}")
         check_int("n_train", self.n_train, 8)
         check_int("n_test", self.n_test, 4)
         check_int("hidden", self.hidden, 4, 256)
         check_int("steps", self.steps, 1)
         check_int("batch", self.batch, 1)
         check_int("n_seeds", self.n_seeds, 1, 10)
+        check_choice("sweep_cells", self.sweep_cells, ("occluded", "all"))
         check_choice("vvcr_target", self.vvcr_target, ("counterfactual", "factual"))
         if not (self.max_range > 2 and self.noise >= 0 and self.jitter >= 0 and self.lr > 0):
             raise ValueError("need max_range > 2 m, noise >= 0, jitter >= 0 and lr > 0, got "
@@ -71,8 +87,12 @@ class COVALConfig:
             raise ValueError(f"loss weights must be >= 0, got {self.w_vvcr}, {self.w_vicc}")
 
     def data_key(self) -> dict:
-        return {k: getattr(self, k) for k in ("n_beams", "max_range", "n_bins", "noise",
-                                              "n_train", "n_test", "jitter")}
+        key = {k: getattr(self, k) for k in ("n_beams", "max_range", "n_bins", "noise",
+                                             "n_train", "n_test", "jitter")}
+        if self.n_sweeps > 1:  # the single-sweep design keeps its first cache keys
+            key.update(n_sweeps=self.n_sweeps, sweep_step=self.sweep_step,
+                       sweep_cells=self.sweep_cells)
+        return key
 
     def train_config(self, variant: str) -> TrainConfig:
         check_choice("variant", variant, VARIANTS)
@@ -101,9 +121,10 @@ def scan_data(cfg: COVALConfig, seed: int, split: str, device="cpu") -> dict:
     check_choice("split", split, ("train", "test"))
     dev = resolve_device(device)
     train_split = split == "train"
-    scenes = make_scenes(cfg.n_train if train_split else cfg.n_test,
-                         2 * int(seed) + (0 if train_split else 1),
-                         TRAIN_SHAPES if train_split else TEST_SHAPES)
+    n, scene_seed = cfg.n_train if train_split else cfg.n_test, 2 * int(seed) + (not train_split)
+    poses = (sweep_poses(n, scene_seed, cfg.n_sweeps, cfg.sweep_step)
+             if cfg.n_sweeps > 1 else None)
+    scenes = make_scenes(n, scene_seed, TRAIN_SHAPES if train_split else TEST_SHAPES, poses)
     s = cast_scans(scenes, cfg.n_beams, cfg.max_range, jitter=cfg.jitter, device=dev)
     g = generator(10_000 + 2 * int(seed) + (0 if train_split else 1))
     cf_valid = s.counterfactual < cfg.max_range
@@ -113,16 +134,29 @@ def scan_data(cfg: COVALConfig, seed: int, split: str, device="cpu") -> dict:
         return torch.where(valid, r + cfg.noise * noise, r)
 
     f_noisy = noisy(s.factual, s.valid)
+    cf_noisy = noisy(s.counterfactual, cf_valid)
+    gap = float((s.factual - s.counterfactual)[~s.shadow].abs().max())
+    others_f = others_cf = None
+    if cfg.n_sweeps > 1:  # the other sweeps of the moving sensor (second design)
+        poses = poses[:, 1:]
+        sw = cast_sweeps(scenes, poses, cfg.n_beams, cfg.max_range, cfg.jitter, device=dev)
+        gap = max(gap, sw["exact_gap"])
+        poses = poses.to(dev)
+        ok_f, ok_cf = sw["factual"] < cfg.max_range, sw["counterfactual"] < cfg.max_range
+        others_f = {"ranges": noisy(sw["factual"], ok_f), "valid": ok_f, "poses": poses}
+        others_cf = {"ranges": noisy(sw["counterfactual"], ok_cf), "valid": ok_cf,
+                     "poses": poses}
     return {"scenes": scenes, "scans": s, "ranges": f_noisy, "valid": s.valid,
             "label": s.label, "shadow": s.shadow,
-            "x_f": encode(f_noisy, s.valid, cfg.max_range, cfg.n_bins),
-            "x_cf": encode(noisy(s.counterfactual, cf_valid), cf_valid, cfg.max_range,
-                           cfg.n_bins),
+            "x_f": encode(f_noisy, s.valid, cfg.max_range, cfg.n_bins, others=others_f,
+                          sweep_cells=cfg.sweep_cells),
+            "x_cf": encode(cf_noisy, cf_valid, cfg.max_range, cfg.n_bins, others=others_cf,
+                           sweep_cells=cfg.sweep_cells),
             # VVCR targets: the depth of the occlusion void behind each beam, in log range
             # (0 wherever nothing is hidden); "rec_f" is the mutation's target (no void)
             "rec_cf": torch.log(s.counterfactual) - torch.log(s.factual),
             "rec_f": torch.zeros_like(s.factual),
-            "exact_gap": float((s.factual - s.counterfactual)[~s.shadow].abs().max())}
+            "exact_gap": gap}
 
 
 def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None,

@@ -3,7 +3,9 @@
 Input per beam (``encode``): the log range ``log r`` (metres) and, unless ``visibility=False``,
 free-space carving channels on ``n_bins`` log-spaced range bins: ``free`` (the beam passed the
 whole bin), ``hit`` (its return lies in the bin) and ``unknown`` (behind the return: occluded).
-A beam without a return carves every bin free.  Everything derives from the one noisy scan.
+A beam without a return carves every bin free.  These derive from the one noisy scan; the
+second design (issue 35) adds ``sweep_channels``: what the other sweeps of a moving sensor saw
+of the cells this scan's returns occlude.
 
 Losses [derived from the abstract]::
 
@@ -37,8 +39,15 @@ def bin_edges(n_bins: int, max_range: float, near: float = 0.5) -> torch.Tensor:
 
 
 def encode(ranges: torch.Tensor, valid: torch.Tensor, max_range: float, n_bins: int,
-           visibility: bool = True) -> torch.Tensor:
-    """``[B, R]`` ranges and returns -> ``[B, 1 (+ 3 n_bins), R]`` network input."""
+           visibility: bool = True, others: dict | None = None,
+           sweep_cells: str = "occluded") -> torch.Tensor:
+    """``[B, R]`` ranges and returns -> ``[B, 1 (+ 3 n_bins (+ 2 n_bins)), R]`` network input.
+
+    ``others`` (the multi-sweep design): the other sweeps of a moving sensor, ``{"ranges",
+    "valid": [B, K-1, R], "poses": [B, K-1, 2]}`` (poses relative to this sweep's sensor), add
+    ``sweep_channels``: on the cells this sweep's return occludes (``sweep_cells="occluded"``,
+    its void; in front of the return a static scene shows nothing new) or on every cell
+    (``"all"``, a diagnosis variant)."""
     x = [torch.log(ranges.clamp(min=1e-3))[:, None]]
     if visibility:
         e = bin_edges(n_bins, max_range).to(ranges.device)
@@ -47,7 +56,47 @@ def encode(ranges: torch.Tensor, valid: torch.Tensor, max_range: float, n_bins: 
         free = (hi <= r).float()
         hit = ((lo <= r) & (r < hi)).float()
         x += [free, hit, 1.0 - free - hit]
+        if others is not None:
+            seen = sweep_channels(others["ranges"], others["valid"], others["poses"],
+                                  max_range, n_bins)
+            x.append(seen * (1.0 - free - hit).repeat(1, 2, 1) if sweep_cells == "occluded"
+                     else seen)
     return torch.cat(x, 1)
+
+
+def sweep_channels(ranges: torch.Tensor, valid: torch.Tensor, poses: torch.Tensor,
+                   max_range: float, n_bins: int, chunk: int = 64) -> torch.Tensor:
+    """What the other sweeps saw of this sweep's cells: ``[B, 2 n_bins, R]``.
+
+    A cell is the centre of range bin ``b`` on beam ``i`` of this sweep (sensor at the
+    origin).  Sweep ``k`` (sensor at ``poses[:, k]``) looks at it along its nearest beam ``j``
+    at distance ``d``: it saw the cell *free* if ``d < r_kj - w_b / 2`` (its ray passed it;
+    a beam without a return carves up to ``max_range``) and *hit* if it has a return with
+    ``|d - r_kj| <= w_b / 2`` (``w_b``: the bin's width).  Channels: the fraction of the other
+    sweeps that saw each cell free, then hit.  Behind this sweep's return (its occlusion
+    void) these carry what a single range image cannot: which occluded cells are empty.
+    """
+    b, k, n = ranges.shape
+    dev = ranges.device
+    e = bin_edges(n_bins, max_range).to(dev)
+    centre = torch.cat([e[1:2] / 2, (e[1:-1] * e[2:]).sqrt()])  # [nb]
+    half = (e[1:] - e[:-1]) / 2
+    theta = (torch.arange(n, dtype=torch.float64, device=dev) + 0.5) * (2 * math.pi / n)
+    cell = centre[:, None, None] * torch.stack([theta.cos(), theta.sin()], -1).float()
+    out = []
+    for s in range(0, b, chunk):
+        r = torch.where(valid[s:s + chunk], ranges[s:s + chunk],
+                        torch.full_like(ranges[s:s + chunk], math.inf))
+        q = cell[None, None] - poses[s:s + chunk, :, None, None]  # [b, K-1, nb, R, 2]
+        d = q.norm(dim=-1)
+        ang = torch.remainder(torch.atan2(q[..., 1], q[..., 0]), 2 * math.pi)
+        j = (ang * (n / (2 * math.pi))).long().clamp(0, n - 1)
+        rj = torch.gather(r, 2, j.flatten(2)).view_as(d)  # [b, K-1, nb, R]
+        w = half[None, None, :, None]
+        free = (d < rj.clamp(max=max_range) - w).float().mean(1)
+        hit = ((d - rj).abs() <= w).float().mean(1)
+        out.append(torch.cat([free, hit], 1))
+    return torch.cat(out)
 
 
 class CircularConvNet(nn.Module):

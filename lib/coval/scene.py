@@ -76,6 +76,13 @@ def _polygon(rng, center, radius, n, jag) -> np.ndarray:
     return center + np.stack([rad * np.cos(ang), rad * np.sin(ang)], 1)
 
 
+def _across(poses: torch.Tensor) -> tuple[float, float]:
+    """A unit vector across the sensor's straight path (x axis when it does not move)."""
+    far = poses[poses.norm(dim=1).argmax()].double()
+    n = float(far.norm())
+    return (1.0, 0.0) if n == 0 else (float(-far[1]) / n, float(far[0]) / n)
+
+
 def _sides(verts: np.ndarray) -> np.ndarray:
     """Closed polygon ``[n, 2]`` -> its sides ``[n, 4]``."""
     return np.concatenate([verts, np.roll(verts, -1, axis=0)], 1)
@@ -112,8 +119,11 @@ def _place(rng, placed: list, room, radius: float, dist_range) -> np.ndarray | N
     return None
 
 
-def make_scenes(n: int, seed: int, shapes: ShapeRange = TRAIN_SHAPES) -> Scenes:
-    """``n`` random scenes (numpy generator seeded from ``seed``)."""
+def make_scenes(n: int, seed: int, shapes: ShapeRange = TRAIN_SHAPES,
+                poses: torch.Tensor | None = None) -> Scenes:
+    """``n`` random scenes (numpy generator seeded from ``seed``).  ``poses [n, K, 2]``: the
+    sensor's sweep positions (``sweep_poses``), kept clear like the origin (1.2 m around each)
+    so that the sensor drives through free space; None: the origin only."""
     rng = np.random.default_rng(seed)
     segs = np.zeros((n, ANOMALY_LO + MAX_VERTS, 4), np.float32)
     circ = np.zeros((n, MAX_POLES, 3), np.float32)
@@ -123,14 +133,17 @@ def make_scenes(n: int, seed: int, shapes: ShapeRange = TRAIN_SHAPES) -> Scenes:
         walls, (x0, x1, y0, y1) = _room(rng)
         segs[i, :N_WALLS] = walls
         placed = [(0.0, 0.0, 1.2)]  # keep the sensor's surroundings clear
+        if poses is not None:
+            placed += [(float(x), float(y), 1.2) for x, y in poses[i].tolist()]
         room = (x0, x1, y0, y1)
         nv = int(rng.integers(shapes.verts[0], shapes.verts[1] + 1))
         r = rng.uniform(*shapes.radius)
         c = _place(rng, placed, room, r, shapes.distance)
         if c is None:  # a tight room: retry nearer (the anomaly is always present)
             c = _place(rng, placed, room, r, (1.5 + r, 4.0))
-        if c is None:  # last resort: beside the sensor's clear zone, on the x axis
-            c = np.array([1.6 + r, 0.0])
+        if c is None:  # last resort: beside the sensor's clear zone, across its path
+            side = (1.0, 0.0) if poses is None else _across(poses[i])
+            c = (1.6 + r) * np.array(side)
             placed.append((c[0], c[1], r))
         verts = _polygon(rng, c, r, nv, rng.uniform(*shapes.jag))
         segs[i, ANOMALY_LO:ANOMALY_LO + nv] = _sides(verts)
@@ -178,8 +191,10 @@ def shadow_mask(scenes: Scenes, n_beams: int, origin=(0.0, 0.0)) -> torch.Tensor
     """Beams inside the anomaly's angular interval seen from ``origin``, ``[B, R]`` bool.
 
     The interval spans the vertices' bearings around the centroid's bearing (float64), closed.
+    ``origin``: one point ``(x, y)`` for every scene, or one per scene ``[B, 2]``.
     """
-    v = scenes.anomaly.double() - torch.tensor(origin, dtype=torch.float64)
+    o = torch.as_tensor(origin, dtype=torch.float64).cpu()
+    v = scenes.anomaly.double() - (o[:, None] if o.dim() == 2 else o)
     ang = torch.atan2(v[..., 1], v[..., 0])  # [B, V]
     cen = v.mean(1)
     mid = torch.atan2(cen[:, 1], cen[:, 0])[:, None]
@@ -209,3 +224,43 @@ def cast_scans(scenes: Scenes, n_beams: int, max_range: float, jitter: float = 0
                      max_range, impl=impl)
     label = (fid >= ANOMALY_LO) & (fid < ANOMALY_LO + MAX_VERTS)
     return Scans(f, cf, fid, label, fid >= 0, shadow_mask(scenes, n_beams).to(dev))
+
+
+def sweep_poses(n: int, seed: int, n_sweeps: int, step: float) -> torch.Tensor:
+    """Sensor positions of ``n_sweeps`` sweeps per scene, ``[B, K, 2]`` float32: the sensor
+    drives a straight line of random heading through the origin, ``step`` m between sweeps;
+    sweep 0 is the current (labelled) sweep at the origin, then ``-step, +step, -2 step, ...``.
+
+    Drawn from their own generator (``seed``); ``make_scenes(..., poses=)`` keeps the path
+    clear.  Every pose lies within 4 m of the origin (checked; rooms reach >= 5 m each way).
+    """
+    k = np.arange(1, n_sweeps)
+    offsets = np.concatenate([[0.0], np.where(k % 2 == 1, -1.0, 1.0) * ((k + 1) // 2)]) * step
+    if np.abs(offsets).max(initial=0.0) > 4.0:
+        raise ValueError(f"sweeps reach {np.abs(offsets).max():.2f} m from the origin: "
+                         "keep n_sweeps and sweep_step within 4 m (inside every room)")
+    heading = np.random.default_rng([int(seed), 7]).uniform(0, 2 * math.pi, n)
+    unit = np.stack([np.cos(heading), np.sin(heading)], 1)  # [B, 2]
+    return torch.from_numpy((offsets[None, :, None] * unit[:, None]).astype(np.float32))
+
+
+def cast_sweeps(scenes: Scenes, poses: torch.Tensor, n_beams: int, max_range: float,
+                jitter: float = 0.0, impl: str = "auto", device=None) -> dict:
+    """Factual and counterfactual scans of every sweep (``poses [B, K, 2]``; beams keep their
+    world bearings), clean ranges ``[B, K, R]``, each sweep's anomaly shadow seen from its own
+    pose ``[B, K, R]`` and ``exact_gap``: max |factual - counterfactual| outside the shadows over
+    every sweep (0 for an exact counterfactual).  ``jitter`` moves every counterfactual sensor
+    (the mutation)."""
+    dev = scenes.segments.device if device is None else torch.device(device)
+    dirs = beam_dirs(n_beams).to(dev)
+    seg, circ = scenes.segments.to(dev), scenes.circles.to(dev)
+    no_occ = scenes.non_occluding().to(dev)
+    f, cf, shadow = [], [], []
+    for k in range(poses.shape[1]):
+        o = poses[:, k].to(dev)
+        f.append(ray_cast(o, dirs, seg, circ, max_range, impl=impl)[0])
+        cf.append(ray_cast(o + jitter, dirs, no_occ, circ, max_range, impl=impl)[0])
+        shadow.append(shadow_mask(scenes, n_beams, poses[:, k]).to(dev))
+    f, cf, shadow = torch.stack(f, 1), torch.stack(cf, 1), torch.stack(shadow, 1)
+    return {"factual": f, "counterfactual": cf, "shadow": shadow,
+            "exact_gap": float((f - cf)[~shadow].abs().max())}
