@@ -275,7 +275,8 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
 # and grids_seeds.csv); a CI seed listed here is a strict xfail, so a change of status is always
 # revisited.  Second design, seed 1: learned top-K@4's saliency does not find the contact token
 # (its nearest kept token 22.8 px away) but the 16-px tokens still carry the position well
-# enough that it is only 1.24x GridS@4's error.  (First design: seeds 3 and 4 failed.)
+# enough that it is only 1.24x GridS@4's error.  It fails on seeds 1-3, 5-7, 9-11 of 0-11
+# (the paper is blocked); the first design failed on seeds 3 and 4.
 BLOCKED_SEEDS = {1: "pruning_loses_geometry 1.24: top-K@4 12.50 px vs GridS@4 10.09 px"}
 
 

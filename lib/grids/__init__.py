@@ -27,7 +27,17 @@ px, which falls anywhere inside its patch), the scout reading position-aware tok
 within ~2 px of any contact point, so pruning lost little (``benchmarks/grids_diagnosis.py``);
 the scout read the encoder's attention-pooled feature, because with the code's LayerNorm +
 mean-pool of the bare map its points stall at their initial grid (``"mean"``: the mean of
-local features carries no position).  Per-seed results: ``benchmarks/grids_seeds.csv``.
+local features carries no position).
+
+What holds at quick scale (second design, seeds 0-6 and fresh 7-11 from an empty cache,
+``benchmarks/grids_seeds.csv``): the sampler's forward and both gradients match
+``F.grid_sample`` (12/12); the analytic FLOPs cut.  NOT robustly: GridS@4's contact error is
+below learned top-K@4's on every seed, but by >= 1.5x only on seeds 0, 4, 8 (1.18-2.47): the
+binding ``pruning_loses_geometry`` holds on 2 of 7 and 1 of 5 fresh seeds, the paper stays
+blocked.  GridS's points still do not lock onto the contact point (nearest 7.9-16.2 px away),
+and top-K's straight-through saliency does not find the contact token (its nearest kept token
+13-25 px away).  ``grids4_matches_full`` (reported): -0.16..0.00, holds on seeds 1, 7, 8, 9,
+where every method's 2-px success is near zero (all tokens 0.03-0.08).
 
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.  Sampling goes
 through ``icml26.kernels.grid_sample`` (``impl="auto"``: Triton on CUDA tensors, its torch

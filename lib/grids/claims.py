@@ -1,8 +1,10 @@
 """The claims of ``grids``: the claim rows and how each is measured.
 
-Binding: ``pruning_loses_geometry`` (learned top-K@4 vs GridS@4) and
+Binding: ``pruning_loses_geometry`` (learned top-K@4 vs GridS@4; second design, seeds 0-11 from
+an empty cache: holds on 0, 4 and 8 only, 3 of 12, so the paper stays blocked) and
 ``sampler_gradients_exact`` (the sampler's hand-written backward vs ``F.grid_sample``'s
-autograd).  Reported: ``grids4_matches_full`` (the headline) and the analytic ``flops_cut``.
+autograd; holds on 0-11).  Reported: ``grids4_matches_full`` (the headline; holds on 1, 7, 8, 9,
+where every method's success is near zero) and the analytic ``flops_cut`` (holds).
 
 CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was run; first
 design's record: ``benchmarks/grids_seeds_first_design.csv``):
@@ -119,14 +121,19 @@ def claims_for(cfg: GridsConfig, seed: int = 0, device: str = "cpu") -> list[Cla
                   f"error top-K@4 {tk['error_px']:.2f} px vs GridS@4 {gs['error_px']:.2f} px "
                   f"(all tokens {full['error_px']:.2f} px); nearest reading point to the "
                   f"contact: top-K {tk['nearest_px']:.1f} px, GridS {gs['nearest_px']:.1f} px "
-                  f"(mean); {shortcut}; round_coords={cfg.policy.round_coords}; second design "
-                  "(CLAIMS_VERSION 2; first design failed on seeds 3 and 4 of 0-6)")
+                  f"(mean); {shortcut}; round_coords={cfg.policy.round_coords}; BLOCKS the "
+                  "paper: second design (CLAIMS_VERSION 2), 1.18-2.47 on seeds 0-11, holds on "
+                  "0, 4, 8 only (GridS beats top-K on every seed, by < 1.5x on 9; its points "
+                  "do not lock onto the contact point, 7.9-16.2 px away; first design: fails "
+                  "on 3 and 4 of 0-6)")
         table.add("grids4_matches_full", gs["success"] - full["success"],
                   f"success GridS@4 {gs['success']:.3f} vs all tokens {full['success']:.3f}; "
                   f"angle error GridS@4 {gs['angle_deg']:.0f} deg vs all {full['angle_deg']:.0f}"
                   f" deg; GridS's nearest point {gs['nearest_px']:.1f} px from the contact "
-                  f"(mean); regression error stands in for LIBERO success (scale gap); first "
-                  f"design: -0.21..-0.13 on seeds 0-6")
+                  f"(mean); regression error stands in for LIBERO success (scale gap); "
+                  f"second design, seeds 0-11: -0.16..0.00, holds on 1, 7, 8, 9, where all "
+                  f"tokens' success is 0.03-0.08 (2 px is far below a 16-px token: the holds "
+                  f"say little); first design: -0.21..-0.13 on seeds 0-6")
     with table.guard(["sampler_gradients_exact"]):
         ratios = sampler_gradient_error(seed, device=dev)
         worst = max(ratios, key=ratios.get)
