@@ -75,7 +75,9 @@ def train(cfg: TrainConfig, seed: int = 0, progress=None, eval_n: int = 200,
     gen = train_generator(seed)
     curve, done, snaps = [], 0, {}
     for fmt, compressed, steps in phases(cfg):
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
+        # foreach: one multi-tensor update instead of a loop over the tensors (torch picks the
+        # loop on the CPU by default); the same arithmetic, bit for bit, at half the time
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01, foreach=True)
         sched = one_cycle(opt, steps, cfg.lr)
         for _ in range(steps):
             batch = hop_batch(cfg.batch, cfg.hops, cfg.symbols, gen)
