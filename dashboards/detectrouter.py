@@ -132,6 +132,8 @@ def cdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class DetectRouterExplorer(ExplorerBase):
     """Watch a surrogate mismatch live; Run the routing experiment for a seed."""
 
+    RUN_RECORD = "detectrouter"  # the page says what a Run from an empty cache costs
+
     source_order = param.Integer(5, bounds=(1, 7),
                                  doc="Live: order of the n-gram that writes the machine text.")
     source_temperature = param.Number(0.8, bounds=(0.3, 1.5), step=0.05,

@@ -21,6 +21,10 @@ import param
 from icml26 import heima
 from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
 from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app.run_costs import duration, recorded_run
+
+#: CoT trains twice the steps of the other models (the start of Heima and pause tokens)
+STEP_UNITS = {"cot": 2}
 
 COLORS = {"nocot": "#7f7f7f", "cot": "#d62728", "heima": "#1f77b4", "pause": "#ff7f0e",
           "progressive": "#2ca02c"}
@@ -153,6 +157,7 @@ class HeimaExplorer(ExplorerBase):
     def __init__(self, **params):
         self._result: dict | None = None
         self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._plan = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     def config(self) -> heima.HeimaConfig:
@@ -265,12 +270,49 @@ class HeimaExplorer(ExplorerBase):
                              fit(k)) for k in kinds], keep):
             self._show_error("")
 
+    def plan_note(self) -> str:
+        """What a Run at the current settings costs, said before it: read from the cache,
+        or trained (and how long, scaled from the recorded default Run by training steps)."""
+        try:
+            cfg = self.config()
+        except ValueError:
+            return ""
+        quick = heima.config_for("quick")  # same models, same cache entries as the claims
+        claims = cfg.eval_n == quick.eval_n and all(
+            cfg.train_config(k) == quick.train_config(k) for k in self.kinds())
+        whose = "the claims' models" if claims else "not the claims' models"
+        todo = [k for k in self.kinds() if not heima.in_cache(cfg, k, self.seed)]
+        if not todo:
+            return (f"**This Run** ({whose}) reads its {len(self.kinds())} models from the "
+                    "cache: seconds.")
+        text = (f"**This Run** ({whose}) trains {len(todo)} of {len(self.kinds())} models "
+                f"(not in the cache)")
+        cost = recorded_run("heima")
+        if cost is not None:
+            default = heima.config_for("quick").steps
+            per_step = cost["cpu_s"] / (default * sum(STEP_UNITS.get(k, 1)
+                                                      for k in ("nocot", "cot", "heima", "pause")))
+            steps = cfg.steps * sum(STEP_UNITS.get(k, 1) for k in todo)
+            text += (f": about {duration(per_step * steps)} on an idle core at d = 32 (the "
+                     f"default Run from an empty cache took {cost['cpu_s']:.0f} s CPU, "
+                     f"{cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores at load "
+                     f"{cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
+        return text + ", then caches them."
+
+    @param.depends("hops", "n_layers", "d_model", "interp_layers", "steps", "progressive",
+                   "cot_frac", "interp_weight", "from_cot", "dense_weight", "detach", "seed",
+                   "run_done", watch=True, on_init=True)
+    def _update_plan(self) -> None:
+        text = self.plan_note()
+        if self._plan.object != text:
+            self._plan.object = text
+
     @param.depends("run_done", watch=True, on_init=True)
     def _update_caption(self) -> None:
         if self._result is None:
             self._caption.object = ("**Trained models:** press **Run** to train no-CoT, CoT, "
-                                    "Heima and pause tokens at these settings (about 20-40 s "
-                                    "of CPU per model; cached).")
+                                    "Heima and pause tokens at these settings (the line under "
+                                    "the Run button says how long; cached).")
         else:
             self._caption.object = f"**Trained models** ({self._result['title']})."
 
@@ -280,7 +322,7 @@ class HeimaExplorer(ExplorerBase):
         tokens, depth = self.live_panes()
         results = LiveFigures(self)
         pareto, gap, curve = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
+        return pn.Row(pn.Column(controls, self._plan, self.run_status, width=320),
                       pn.Column(self._alert, pn.Row(tokens, depth, sizing_mode="stretch_width"),
                                 pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
                                 self._caption,

@@ -28,6 +28,7 @@ from bokeh.plotting import figure as bokeh_figure
 from icml26 import panda as lib
 from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
 from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app.run_costs import duration
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
@@ -289,12 +290,12 @@ class PandaExplorer(ExplorerBase):
             return f"**This Run** ({claims}) is in the cache: it reads it (seconds)."
         eta = run_seconds(cfg.panda.iterations)
         text = (f"**This Run** ({claims}) is not in the cache: it computes"
-                + ("" if eta is None else f", about {_duration(eta)} on 2 cores")
+                + ("" if eta is None else f", about {duration(eta)} on 2 cores")
                 + " (benchmarks/panda_timings.csv; longer on busy cores), then caches it.")
         if cfg.panda.iterations > SHORT_ITERATIONS:
             short = run_seconds(SHORT_ITERATIONS)
             text += (f" A short run: *Iterations* {SHORT_ITERATIONS}"
-                     + ("" if short is None else f" (about {_duration(short)})")
+                     + ("" if short is None else f" (about {duration(short)})")
                      + ", PANDA far from converged.")
         return text
 
@@ -468,13 +469,9 @@ def run_seconds(iterations: int, path: Path = TIMINGS_CSV) -> float | None:
     return max(float(intercept + slope * iterations), 0.0)
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
-
-
 def _eta_text(iterations: int) -> str:
     eta = run_seconds(iterations)
-    return "several minutes" if eta is None else _duration(eta)
+    return "several minutes" if eta is None else duration(eta)
 
 
 Explorer = PandaExplorer

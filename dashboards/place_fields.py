@@ -141,6 +141,9 @@ def plot_tradeoff(data: dict, n_index: int | None = None) -> hv.Layout | hv.Over
                                   "test MSE").opts(size=8, color="black", marker="x")]
         panels.append(hv.Overlay(layers).opts(
             title=f"ell = {ell:g}", logx=True, logy=True, legend_position="top",
+            # one n: its title names it, and a one-entry legend between title and frame
+            # only pushed the title 50 px off the frame
+            show_legend=n_index is None,
             responsive=True, min_height=340))  # a frame tall enough for its log ticks
     if len(panels) == 1:
         return panels[0]

@@ -14,7 +14,6 @@ Serve alone with ``panel serve dashboards/selfflow.py`` or with every paper via 
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 from pathlib import Path
 
@@ -26,12 +25,11 @@ import param
 from icml26 import selfflow
 from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app.run_costs import duration, recorded_run
 
 COLORS = {"vanilla": "#7f7f7f", "same_t": "#ff7f0e", "selfflow": "#1f77b4",
           "selfflow_sep": "#2ca02c", "raw pixels": "#d62728"}
 QUICK = selfflow.config_for("quick")
-#: the measured cost of the default Run from an empty cache (benchmarks/app_run_timings.py)
-TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "app_run_timings.csv"
 #: a cheaper Run offered before a Run that trains (not the claims' models)
 SHORT_STEPS = 200
 
@@ -299,14 +297,14 @@ class SelfFlowExplorer(ExplorerBase):
         cost = run_cost()
         if cost is not None and train:
             per_step = cost["cpu_s"] / (4 * QUICK.train.steps)
-            text += (f": about {_duration(per_step * cfg.train.steps * len(train))} on an "
+            text += (f": about {duration(per_step * cfg.train.steps * len(train))} on an "
                      f"idle core (the default Run from an empty cache took {cost['cpu_s']:.0f}"
                      f" s CPU, {cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores "
                      f"at load {cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
         text += ", then caches them."
         if train and cfg.train.steps > SHORT_STEPS and cost is not None:
             text += (f" Cheaper: *Steps* {SHORT_STEPS}, about "
-                     f"{_duration(per_step * SHORT_STEPS * len(train))} (not the claims' "
+                     f"{duration(per_step * SHORT_STEPS * len(train))} (not the claims' "
                      f"models: their result may differ).")
         return text
 
@@ -348,29 +346,15 @@ LIVE_CAPTION = (
 
 
 def run_cost(path: Path | None = None) -> dict | None:
-    """The last recorded default Run of this app from an empty cache (wall and CPU seconds,
-    cores, load average; default record :data:`TIMINGS_CSV`), or None without a record."""
-    path = TIMINGS_CSV if path is None else path
-    if not path.exists():
-        return None
-    with path.open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["app"] == "selfflow"]
-    if not rows:
-        return None
-    r = rows[-1]
-    return {"cpu_s": float(r["cpu_s"]), "wall_s": float(r["wall_s"]),
-            "cores": int(r["cores"]), "load_1min": float(r["load_1min"])}
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    """The last recorded default Run of this app from an empty cache (:mod:`.run_costs`)."""
+    return recorded_run("selfflow", path)
 
 
 def _run_time() -> str:
     cost = run_cost()
     return ("seconds once the claims cached their models, else minutes" if cost is None else
             f"seconds once the claims cached their models; from an empty cache about "
-            f"{_duration(cost['cpu_s'])} on an idle core, {_duration(cost['wall_s'])} measured "
+            f"{duration(cost['cpu_s'])} on an idle core, {duration(cost['wall_s'])} measured "
             f"on the shared {cost['cores']} cores at load {cost['load_1min']:g}")
 
 

@@ -47,9 +47,11 @@ def _opts(el, title: str, legend: str = "top_left"):
 
 
 def _panel_opts(el, title: str):
-    """A panel of a grid: a fixed size and the legend below the frame (never over data)."""
+    """A panel of a grid: a fixed size and the legend below the frame (never over data),
+    close under its axis label (Bokeh's default 10 px margin and padding left it floating
+    ~40 px below, nearer the next row's title than its own plot)."""
     return el.opts(title=title, legend_position="bottom", legend_cols=1, width=PANEL_WIDTH,
-                   height=340)
+                   height=340, legend_opts={"margin": 0, "padding": 3, "spacing": 0})
 
 
 def mean_bias_chart(theory: dict, fitted=None, n_fit: int | None = None) -> Chart:

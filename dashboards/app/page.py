@@ -14,6 +14,7 @@ import param
 from icml26 import common
 from icml26.dashboards.app import hvstyle, perf
 from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app.run_costs import duration, recorded_run
 
 hvstyle.apply()  # the HoloViews figures' padding (the live figures pad by construction)
 
@@ -36,6 +37,11 @@ class ExplorerBase(pn.viewable.Viewer):
     """
 
     run_done = param.Integer(0, precedence=-1, doc="Finished Runs (views of results follow).")
+
+    #: the app's row in ``benchmarks/app_run_timings.csv``: ``run_status`` then says, before
+    #: any Run, what the default Run cost from an empty cache (an Explorer that says its own
+    #: per-setting plan, like panda's or selfflow's, leaves it None)
+    RUN_RECORD: str | None = None
 
     def __init__(self, **params):
         if not hasattr(self, "_alert"):  # an Explorer may bring its own (another style)
@@ -113,8 +119,23 @@ class ExplorerBase(pn.viewable.Viewer):
     # ------------------------------------------------------------------ the Run
     @property
     def run_status(self) -> pn.Column:
-        """The progress bar and the running stage's name (place it near the Run button)."""
-        return pn.Column(self._stage, self._progress, sizing_mode="stretch_width")
+        """The progress bar and the running stage's name (place it near the Run button),
+        under the recorded cost of a Run from an empty cache (:meth:`run_cost_note`)."""
+        note = self.run_cost_note()
+        return pn.Column(*([pn.pane.Markdown(note, margin=(0, 10))] if note else []),
+                         self._stage, self._progress, sizing_mode="stretch_width")
+
+    def run_cost_note(self) -> str:
+        """What the default Run cost from an empty cache (``RUN_RECORD``'s last row), said
+        before a Run: '' without a record."""
+        cost = recorded_run(self.RUN_RECORD) if self.RUN_RECORD else None
+        if cost is None:
+            return ""
+        return (f"**A Run** trains in place when its settings are not in the cache: the "
+                f"default Run from an empty cache took {duration(cost['cpu_s'])} of CPU (an "
+                f"idle core; {duration(cost['wall_s'])} wall on the shared {cost['cores']} "
+                f"cores at load {cost['load_1min']:g}: benchmarks/app_run_timings.csv). From "
+                f"the cache: seconds.")
 
     def run_stages(self, stages: Sequence[tuple], keep: Callable[[list], None]) -> bool:
         """Run ``(label, compute)`` stages in order, showing "i/n: label…" and a bar, then

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from icml26.common import cached, check_int, device_key, resolve_device
 from icml26.common import config_for as preset
+from icml26.common import in_cache as common_in_cache
 from icml26.heima.model import KINDS, TrainConfig
 from icml26.heima.task import MAX_HOPS
 from icml26.heima.train import evaluate, load, train
@@ -112,6 +113,14 @@ def trained(cfg: HeimaConfig, kind: str, seed: int = 0, hops: int | None = None,
 
     return cached(PAPER, device_key("model", dev), {"train": tcfg, "eval_n": cfg.eval_n}, seed,
                   CACHE_VERSION, compute)
+
+
+def in_cache(cfg: HeimaConfig, kind: str, seed: int = 0, hops: int | None = None,
+             device="cpu") -> bool:
+    """Whether :func:`trained` would read this model from the cache (nothing trains)."""
+    tcfg = cfg.train_config(kind, hops)
+    return common_in_cache(PAPER, device_key("model", resolve_device(device)),
+                           {"train": tcfg, "eval_n": cfg.eval_n}, seed, CACHE_VERSION)
 
 
 def figure_pareto_data(cfg: HeimaConfig, seed: int = 0,

@@ -159,3 +159,35 @@ def test_served_index_and_apps_answer_http(served):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=60) as r:
             body = r.read().decode()
         assert r.status == 200 and "bokeh" in body.lower(), route
+
+
+#: apps whose default Run from an empty cache took over 2 minutes here: each says before a
+#: Run how long it takes (issue 32), by its own plan line or the base's recorded cost
+SLOW_RUNS = ("detectrouter", "heima", "panda", "selfflow", "unilid")
+
+
+@pytest.mark.parametrize("slug", SLOW_RUNS)
+def test_a_slow_app_says_what_a_run_costs_before_it(slug, tmp_path, monkeypatch):
+    from icml26.dashboards.app import run_costs
+
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "cache"))
+    record = tmp_path / "timings.csv"
+    record.write_text("timestamp,machine,cores,app,wall_s,cpu_s,load_1min,stage\n"
+                      f"t,x86_64,2,{slug},400.0,200.0,4.0,done\n")
+    monkeypatch.setattr(run_costs, "TIMINGS_CSV", record)
+    e = explorer_class(slug)()
+    says = e.run_cost_note() or getattr(getattr(e, "_plan", None), "object", "")
+    assert " min" in says and ("idle core" in says or "on 2 cores" in says), says
+    if e.RUN_RECORD:
+        shown = [p.object for p in e.run_status.objects if isinstance(p, pn.pane.Markdown)]
+        assert any("3.3 min of CPU" in t and "6.7 min wall" in t for t in shown), shown
+
+
+def test_an_app_without_a_record_says_nothing_of_cost(tmp_path, monkeypatch):
+    from icml26.dashboards.app import run_costs
+
+    monkeypatch.setattr(run_costs, "TIMINGS_CSV", tmp_path / "none.csv")
+    e = explorer_class("detectrouter")()
+    assert e.run_cost_note() == ""
+    assert not [p for p in e.run_status.objects if isinstance(p, pn.pane.Markdown)
+                and p.object.startswith("**A Run**")]

@@ -43,7 +43,7 @@ def test_run_trains_and_draws_results(tmp_path, monkeypatch):
     e.param.trigger("run")
     assert e.run_done == 1 and "Run done" in e._stage.object, e.error_message()
     errors, points = (c() for c in e.run_charts())
-    assert {s.label for s in errors.series} >= {"average pool", "all 256 tokens"}
+    assert {s.label for s in errors.series} >= {"average pool", "all tokens"}
     assert len(points.series[1].x) == 4
     assert all(math.isfinite(r["error_px"]) for r in e.plot_data()["runs"])
     assert "average pool at K = 4" in e.result_note()

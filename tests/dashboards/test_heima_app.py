@@ -47,3 +47,42 @@ def test_run_trains_and_fills_the_views(tmp_path, monkeypatch):
     assert "100 steps" in e._caption.object
     for view in (e.pareto_view(), e.gap_view(), e.curve_view()):
         assert view is not None and view.series
+
+
+def test_the_page_says_before_a_run_that_it_trains_and_how_long(tmp_path, monkeypatch):
+    """Issue 32: heima's default Run from an empty cache took 459 s in the browser and the page
+    said "about 20-40 s of CPU per model". Now it says before the Run how many models it
+    trains and how long (scaled from the recorded default Run by training steps: CoT trains
+    twice the steps), and once the models are in the cache, that it reads them."""
+    from icml26 import common, heima
+    from icml26.dashboards.app import run_costs
+
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path / "cache"))
+    record = tmp_path / "timings.csv"
+    record.write_text("timestamp,machine,cores,app,wall_s,cpu_s,load_1min,stage\n"
+                      "t,x86_64,2,heima,459.0,300.0,4.0,done\n")
+    monkeypatch.setattr(run_costs, "TIMINGS_CSV", record)
+    e = app.Explorer()
+    plan = e._plan.object
+    assert "the claims' models" in plan and "trains 4 of 4 models" in plan
+    assert "about 5.0 min on an idle core" in plan and "459 s wall" in plan  # 5 x 600 steps
+    e.steps = 300
+    assert "not the claims' models" in e._plan.object and "2.5 min" in e._plan.object
+    e.steps = 600
+    cfg = e.config()
+    for kind in e.kinds()[:2]:  # no-CoT and CoT (2 units) cached: 2 of 5 step units left
+        tcfg = cfg.train_config(kind)
+        path = common.cache_path(heima.PAPER, common.device_key("model", "cpu"),
+                                 {"train": tcfg, "eval_n": cfg.eval_n}, 0, heima.CACHE_VERSION)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    e.seed = 1
+    e.seed = 0  # the plan is recomputed on a settings change
+    assert "trains 2 of 4 models" in e._plan.object and "2.0 min" in e._plan.object
+    for kind in e.kinds()[2:]:
+        tcfg = cfg.train_config(kind)
+        common.cache_path(heima.PAPER, common.device_key("model", "cpu"),
+                          {"train": tcfg, "eval_n": cfg.eval_n}, 0, heima.CACHE_VERSION).touch()
+    e.seed = 1
+    e.seed = 0
+    assert "reads its 4 models from the cache" in e._plan.object

@@ -11,6 +11,7 @@ pn = pytest.importorskip("panel")
 
 from icml26 import selfflow  # noqa: E402
 from icml26.dashboards import selfflow as app  # noqa: E402
+from icml26.dashboards.app import run_costs  # noqa: E402
 
 
 def test_default_settings_are_the_claims_config():
@@ -25,7 +26,7 @@ def record(tmp_path, monkeypatch):
     path = tmp_path / "timings.csv"
     path.write_text("timestamp,machine,cores,app,wall_s,cpu_s,load_1min,stage\n"
                     "t,x86_64,2,selfflow,900.0,240.0,9.5,done\n")
-    monkeypatch.setattr(app, "TIMINGS_CSV", path)
+    monkeypatch.setattr(run_costs, "TIMINGS_CSV", path)
 
 
 def test_the_page_says_before_a_run_that_it_trains_and_how_long(record):
