@@ -161,8 +161,8 @@ def test_served_index_and_apps_answer_http(served):
         assert r.status == 200 and "bokeh" in body.lower(), route
 
 
-#: apps whose default Run from an empty cache took over 2 minutes here: each says before a
-#: Run how long it takes (issue 32), by its own plan line or the base's recorded cost
+#: apps whose default Run from an empty cache took minutes in the browser on the loaded machine:
+#: each says before a Run how long it takes (issue 32), by its own plan line or the base's record
 SLOW_RUNS = ("detectrouter", "heima", "panda", "selfflow", "unilid")
 
 
