@@ -204,13 +204,13 @@ def test_figure_data_tiny(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_claims_at_quick_scale(seed):
-    """counterfactual_exact must hold; visibility_informative is binding and expected, but
-    it does not reproduce on every seed (the paper is blocked on it: see the notebook), so
-    this test checks the contract and the exact claim, and records the others honestly."""
+    """Both binding claims hold (second design, issue 35: visibility +0.054 / +0.052 on seeds
+    0 / 1; the first design's single-scan channels gave +0.025 / +0.012 and failed); the
+    headline coval_gain is reported, not expected (it fails on every seed)."""
     out = {c.name: c for c in coval.claims(seed)}
     assert set(out) == {"counterfactual_exact", "visibility_informative", "coval_gain"}
     assert out["counterfactual_exact"].expected and out["counterfactual_exact"].holds
-    assert out["visibility_informative"].expected  # binding
+    assert out["visibility_informative"].expected and out["visibility_informative"].holds
     assert not out["coval_gain"].expected  # reported
     assert all(not math.isnan(c.measured) for c in out.values())
 
