@@ -43,12 +43,15 @@ def _xy(data: dict, ranges, mask) -> tuple[np.ndarray, np.ndarray]:
 
 def scan_chart(data: dict, title: str | None = None) -> Chart:
     """F1 (top view): factual returns, the anomaly's returns, and the counterfactual returns
-    that reappear inside the shadow; the anomaly's outline; the sensor."""
+    that reappear inside the shadow; the anomaly's outline; the sensor of the labelled sweep
+    and the positions of the other sweeps."""
     shadow_cf = data["shadow"] & data["cf_valid"] & (data["counterfactual"] != data["factual"])
     normal = data["valid"] & ~data["label"]
     poly = np.vstack([data["anomaly"].numpy(), data["anomaly"][:1].numpy()])
-    return Chart(title or (f"Factual vs counterfactual scan (anomaly r = {data['radius']:.2f} m "
-                           f"at {data['distance']:.1f} m)"), "x (m)", "y (m)", [
+    poses = data["poses"].numpy()
+    # short: an equal-aspect frame is narrow, and a longer title was clipped at its edge
+    return Chart(title or (f"Scene (r = {data['radius']:.2f} m at {data['distance']:.1f} m)"),
+                 "x (m)", "y (m)", [
         Series(SCAN_COLORS["factual"], *_xy(data, data["factual"], normal), "factual",
                kind="scatter"),
         Series(SCAN_COLORS["anomaly"], *_xy(data, data["factual"], data["label"]),
@@ -56,6 +59,8 @@ def scan_chart(data: dict, title: str | None = None) -> Chart:
         Series(SCAN_COLORS["reappears"], *_xy(data, data["counterfactual"], shadow_cf),
                "reappears in cf", kind="scatter"),
         Series(SCAN_COLORS["anomaly"], poly[:, 0], poly[:, 1], "outline", width=1),
+        *([Series("#ff7f0e", poses[1:, 0], poses[1:, 1], "other sweeps' sensor",
+                  kind="scatter")] if len(poses) > 1 else []),
         Series("black", [0.0], [0.0], "sensor", kind="scatter")], height=420, geometry=True)
 
 
@@ -269,7 +274,10 @@ class COVALExplorer(ExplorerBase):
 LIVE_CAPTION = (
     "*Left:* one held-out scene from above: grey the factual returns (walls with a doorway, "
     "boxes, poles), red the anomaly's returns and outline, blue the background the "
-    "counterfactual scan sees once the anomaly is made non-occluding. *Right:* range per beam; "
+    "counterfactual scan sees once the anomaly is made non-occluding; black the sensor of the "
+    "labelled sweep, orange where it scans the other four sweeps from (second design, issue "
+    "35: the network also sees which occluded cells those sweeps saw free). *Right:* range "
+    "per beam of the labelled sweep; "
     "the scans differ only between the dotted marks (the anomaly's angular shadow) unless the "
     "counterfactual sensor is moved (sensor pose offset). The method is derived from the "
     "abstract.")

@@ -213,14 +213,18 @@ def figure_scan_data(cfg: COVALConfig, seed: int = 0, index: int = 0,
     """F1: one scene's factual and counterfactual scans (cheap: a single scene).
 
     ``radius`` / ``jag`` override the anomaly's size and jaggedness (the dashboard sliders).
-    Returns points ``(x, y)`` of both scans, the shadow beams, labels and the anomaly outline.
+    Returns points ``(x, y)`` of both scans, the shadow beams, labels, the anomaly outline and
+    the sensor's sweep positions (second design: the scene keeps their path clear).
     """
     shapes = TEST_SHAPES if held_out else TRAIN_SHAPES
     if radius is not None or jag is not None:
         shapes = dataclasses.replace(
             shapes, radius=(radius, radius) if radius is not None else shapes.radius,
             jag=(jag, jag) if jag is not None else shapes.jag)
-    scenes = make_scenes(index + 1, 7919 * int(seed) + 3, shapes)
+    scene_seed = 7919 * int(seed) + 3
+    poses = (sweep_poses(index + 1, scene_seed, cfg.n_sweeps, cfg.sweep_step)
+             if cfg.n_sweeps > 1 else None)  # the path kept clear, as in the data
+    scenes = make_scenes(index + 1, scene_seed, shapes, poses)
     one = dataclasses.replace(scenes, **{f.name: getattr(scenes, f.name)[index:index + 1]
                                          for f in dataclasses.fields(scenes)})
     s = cast_scans(one, cfg.n_beams, cfg.max_range, jitter=cfg.jitter)
@@ -231,7 +235,9 @@ def figure_scan_data(cfg: COVALConfig, seed: int = 0, index: int = 0,
             "anomaly": one.anomaly[0, :int(one.n_verts[0])], "radius": float(one.radius[0]),
             "distance": float(one.distance[0]),
             "gap_outside": float((f - cf)[~s.shadow[0]].abs().max()),
-            "gap_inside": float((f - cf)[s.shadow[0]].abs().max())}
+            "gap_inside": float((f - cf)[s.shadow[0]].abs().max()),
+            # the sensor's sweep positions (the labelled sweep first, at the origin)
+            "poses": (poses[index] if poses is not None else torch.zeros(1, 2))}
 
 
 def figure_ablation_data(cfg: COVALConfig, seed: int = 0, progress=None) -> list[dict]:
