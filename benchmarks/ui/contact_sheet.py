@@ -5,10 +5,13 @@ what the browser figure check (``tests/ui/browser.py figure_problems``) finds on
 submitted (issue 32); not run in CI (a Run trains models).
 
     python benchmarks/ui/contact_sheet.py [--full DIR] [SLUG ...] [--run [SLUG ...]]
+    python benchmarks/ui/contact_sheet.py --tile DIR     (the sheets from a --full folder)
 
 Chromium at 1400 x 1000, the network blocked, the apps served by one separate process as
 ``icml26 serve`` would. ``--full DIR`` keeps the full-size screenshots there; ``--run`` alone
 presses Run in every app, ``--run a b`` (last) only in apps a and b (Runs train: minutes).
+With ``--full`` each page's findings (and Run time) are kept there too, so the apps can be shot
+in several sittings and ``--tile DIR`` builds the sheets from all of them, in the papers' order.
 """
 
 from __future__ import annotations
@@ -90,16 +93,44 @@ def shoot(page, slug: str, url: str, run: bool, full: Path | None) -> dict:
     return out
 
 
+def page_order() -> list[str]:
+    return [p.slug for p in papers.built()] + ["robustness"]
+
+
+def write_sheets(shots: dict, lines: list[str]) -> None:
+    for kind in ("load", "run"):
+        thumbs = [thumbnail(s[kind], f"{slug} ({kind})") for slug, s in shots.items()
+                  if kind in s]
+        if thumbs:
+            tile(thumbs, HERE / f"contact_sheet_{kind}.png")
+    (HERE / "contact_sheet_problems.txt").write_text("\n".join(lines) + "\n")
+
+
+def tile_from(full: Path) -> None:
+    """The sheets from the full-size screenshots and findings kept in ``full``."""
+    shots, lines = {}, []
+    for slug in page_order():
+        shot = {k: (full / f"{slug}-{k}.png").read_bytes() for k in ("load", "run")
+                if (full / f"{slug}-{k}.png").exists()}
+        if shot:
+            shots[slug] = shot
+            lines += (full / f"{slug}-problems.txt").read_text().splitlines()
+    write_sheets(shots, lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", nargs="*", help="press Run too (trains models): in these apps, "
                     "or in all when none is named")
     ap.add_argument("--full", type=Path, help="keep the full-size screenshots here")
+    ap.add_argument("--tile", type=Path, help="only build the sheets from this --full folder")
     ap.add_argument("slugs", nargs="*", help="apps (default: every reproduced paper's)")
     args = ap.parse_args()
+    if args.tile:
+        return tile_from(args.tile)
     from playwright.sync_api import sync_playwright
 
-    slugs = args.slugs or [p.slug for p in papers.built()] + ["robustness"]
+    slugs = args.slugs or page_order()
     if args.full:
         args.full.mkdir(parents=True, exist_ok=True)
     server = ServedApps(str(Path(tempfile.gettempdir()) / "contact_sheet_server.log"))
@@ -119,17 +150,17 @@ def main() -> None:
                     found = [f"{slug}: {type(e).__name__}: {str(e).splitlines()[0]}"]
                 finally:
                     context.close()
-                lines += found or [f"{slug}: no problem found"]
+                seconds = shots.get(slug, {}).get("run_s")
+                page_lines = (found or [f"{slug}: no problem found"]) + (
+                    [f"{slug}: Run done in {seconds:.0f} s"] if seconds is not None else [])
+                lines += page_lines
+                if args.full:
+                    (args.full / f"{slug}-problems.txt").write_text("\n".join(page_lines) + "\n")
                 print("\n".join(found or [f"{slug}: ok"]), flush=True)
             browser.close()
     finally:
         server.stop()
-    for kind in ("load", "run"):
-        thumbs = [thumbnail(s[kind], f"{slug} ({kind})") for slug, s in shots.items()
-                  if kind in s]
-        if thumbs:
-            tile(thumbs, HERE / f"contact_sheet_{kind}.png")
-    (HERE / "contact_sheet_problems.txt").write_text("\n".join(lines) + "\n")
+    write_sheets({k: v for k, v in shots.items() if "load" in v}, lines)
 
 
 if __name__ == "__main__":
