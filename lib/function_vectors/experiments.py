@@ -129,6 +129,9 @@ def shipped_blob(seed: int = 0, cfg: FVConfig | None = None) -> dict | None:
     if not path.exists():
         return None
     blob = torch.load(path, weights_only=False)
+    # options added later default to the behaviour the file was trained with
+    blob["model_config"] = {**asdict(ModelConfig()), **blob["model_config"]}
+    blob["train_config"] = {**asdict(TrainConfig()), **blob["train_config"]}
     if cfg is not None and (blob["model_config"] != asdict(cfg.model)
                             or blob["train_config"] != asdict(cfg.train)):
         return None

@@ -30,6 +30,9 @@ class ModelConfig:
     d_model: int = 64
     n_heads: int = 4
     d_mlp: int = 256
+    # the first ``attn_only_layers`` layers have no MLP (0: the spec's model; see the
+    # notebook's "second design": an MLP there can write the task code past the heads)
+    attn_only_layers: int = 0
     positions: str = "slots"  # "slots": fixed slot positions (ours); "packed": 0.. over the
     #                           present tokens (the spec's variable-length prompts)
 
@@ -42,6 +45,9 @@ class ModelConfig:
             v = getattr(self, name)
             if int(v) != v or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not 0 <= self.attn_only_layers < self.n_layers:
+            raise ValueError(f"attn_only_layers must be in 0..{self.n_layers - 1}, got "
+                             f"{self.attn_only_layers}")
         if self.positions not in ("slots", "packed"):
             raise ValueError(f"positions must be 'slots' or 'packed', got {self.positions!r}")
         if self.d_model % self.n_heads:
@@ -81,22 +87,29 @@ class Record:
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, has_mlp: bool = True):
         super().__init__()
         self.cfg = cfg
         self.ln1 = nn.LayerNorm(cfg.d_model)
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)  # W_O, no bias (exact
-        self.ln2 = nn.LayerNorm(cfg.d_model)                           # decomposition)
+        self.ln2 = nn.LayerNorm(cfg.d_model) if has_mlp else None   # decomposition)
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_mlp), nn.GELU(),
-                                 nn.Linear(cfg.d_mlp, cfg.d_model))
+                                 nn.Linear(cfg.d_mlp, cfg.d_model)) if has_mlp else None
+
+    def mlp_out(self, x: torch.Tensor) -> torch.Tensor:
+        """What the MLP sublayer adds to the residual ``x`` (zero in an attention-only
+        layer)."""
+        return self.mlp(self.ln2(x)) if self.mlp is not None else torch.zeros_like(x)
 
     def w_o(self) -> torch.Tensor:
         """``W_O`` per head: ``[H, dh, D]`` (head output ``z_h`` maps to ``z_h @ W_O[h]``)."""
         c = self.cfg
         return self.out.weight.T.reshape(c.n_heads, c.d_head, c.d_model)
 
-    def forward(self, x, allowed, layer, head_patch=None, attn_override=None, rec=None):
+    def attention(self, x, allowed, layer, head_patch=None, attn_override=None, rec=None):
+        """The attention sublayer's output ``sum_h z_h W_O[h]`` ``[B, T, D]`` (what the block
+        adds to the residual before its MLP), with the head hooks."""
         c = self.cfg
         b, t, _ = x.shape
         qh, kh, vh = self.qkv(self.ln1(x)).view(b, t, 3, c.n_heads, c.d_head).permute(
@@ -108,18 +121,23 @@ class Block(nn.Module):
             heads, weights = attn_override[layer]
             a = torch.where(heads.to(x.device)[None, :, None, None], weights, a)
         z = (a @ vh).transpose(1, 2)  # [B, T, H, dh]
-        q, k, v = (u.transpose(1, 2) for u in (qh, kh, vh))
         if head_patch is not None:
             m = head_patch.mask[:, layer]  # [B, H]
             last = torch.where(m[:, :, None], head_patch.values[:, layer], z[:, -1])
             z = torch.cat([z[:, :-1], last[:, None]], 1)
-        x = x + self.out(z.reshape(b, t, c.d_model))
-        mid = x
-        x = x + self.mlp(self.ln2(x))
         if rec is not None:
+            q, k, v = (u.transpose(1, 2) for u in (qh, kh, vh))
             for name, val in (("q", q), ("k", k), ("v", v), ("scores", scores), ("attn", a),
-                              ("z", z), ("resid_mid", mid), ("resid", x)):
+                              ("z", z)):
                 getattr(rec, name).append(val)
+        return self.out(z.reshape(b, t, c.d_model))
+
+    def forward(self, x, allowed, layer, head_patch=None, attn_override=None, rec=None):
+        mid = x + self.attention(x, allowed, layer, head_patch, attn_override, rec)
+        x = mid + self.mlp_out(mid)
+        if rec is not None:
+            rec.resid_mid.append(mid)
+            rec.resid.append(x)
         return x
 
 
@@ -133,7 +151,8 @@ class FVTransformer(nn.Module):
         self.cfg = cfg
         self.embed = nn.Embedding(VOCAB, cfg.d_model)
         self.pos = nn.Embedding(N_CTX, cfg.d_model)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.blocks = nn.ModuleList(Block(cfg, layer >= cfg.attn_only_layers)
+                                    for layer in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.unembed = nn.Linear(cfg.d_model, VOCAB, bias=False)
 
@@ -219,7 +238,7 @@ class FVTransformer(nn.Module):
                 m = head_patch.mask[:, layer]
                 z = torch.where(m[:, :, None], head_patch.values[:, layer], z)
             x = x + blk.out(z.reshape(-1, c.d_model))
-            x = x + blk.mlp(blk.ln2(x))
+            x = x + blk.mlp_out(x)
             if resid_add is not None:
                 x = x + resid_add[:, layer]
         return self.unembed(self.ln_f(x))

@@ -63,13 +63,27 @@ class TrainConfig:
     weight_decay: float = 0.0
     p_uninformative: float = 0.3  # spec: p(Z-demo) = 0.3
     tvp: bool = True  # False = the pitfall "tiny models need not form Todd-style FVs"
-    tvp_layer: int = 1  # residual after the middle layer (0-based)
+    tvp_layer: int = 1  # the middle layer (0-based)
+    # where in layer ``tvp_layer`` the task code is read and injected: "resid" (the spec: the
+    # residual after the layer) or "attn" (the layer's attention output, sum_h z_h W_O[h],
+    # where Todd et al.'s FV lives; see the notebook's "second design")
+    tvp_site: str = "resid"
     tvp_weight: float = 1.0
     tvp_center: str = "icl"  # subtract the n-shot batch mean (ours) or "zero_shot" (spec)
     zero_shot_loss: bool = True  # main loss on n = 0 prompts too (spec: n in 0..6)
     slots: str = "random"  # present slots: a random subset (ours) or the last n ("last")
     adam_betas: tuple[float, float] = (0.9, 0.98)
     eval_every: int = 250
+    # "fixed": warm-up then cosine decay over ``steps``. "emergence": warm-up, constant lr
+    # until clean 6-shot accuracy on the evaluation set first reaches ``emergence_acc``
+    # (checked every ``emergence_check`` steps), then cosine decay over ``post_steps``; no
+    # more than ``max_steps`` in all (the notebook's "second design": the plateau before
+    # in-context learning appears lasts 1000-2250 steps depending on the seed)
+    schedule: str = "fixed"
+    emergence_acc: float = 0.5
+    emergence_check: int = 50
+    post_steps: int = 1500
+    max_steps: int = 6000
 
     def validate(self, model: ModelConfig | None = None) -> None:
         for name in ("steps", "batch", "eval_every"):
@@ -82,6 +96,16 @@ class TrainConfig:
             raise ValueError(f"p_uninformative must be in [0, 1), got {self.p_uninformative}")
         if self.tvp_center not in ("zero_shot", "icl"):
             raise ValueError(f"tvp_center must be 'zero_shot' or 'icl', got {self.tvp_center!r}")
+        if self.schedule not in ("fixed", "emergence"):
+            raise ValueError(f"schedule must be 'fixed' or 'emergence', got {self.schedule!r}")
+        for name in ("emergence_check", "post_steps", "max_steps"):
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not 0 < self.emergence_acc <= 1:
+            raise ValueError(f"emergence_acc must be in (0, 1], got {self.emergence_acc}")
+        if self.tvp_site not in ("resid", "attn"):
+            raise ValueError(f"tvp_site must be 'resid' or 'attn', got {self.tvp_site!r}")
         if model is not None and not 0 <= self.tvp_layer < model.n_layers:
             raise ValueError(f"tvp_layer must be in 0..{model.n_layers - 1}, got "
                              f"{self.tvp_layer}")
@@ -89,10 +113,17 @@ class TrainConfig:
 
 
 # --------------------------------------------------------------------------- training
-def _lr_at(step: int, cfg: TrainConfig) -> float:
+def _lr_at(step: int, cfg: TrainConfig, emerged_at: int | None = None) -> float:
+    """Learning rate at ``step``; with ``schedule = "emergence"`` the decay starts at
+    ``emerged_at`` (constant before it)."""
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
-    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    if cfg.schedule == "emergence":
+        if emerged_at is None:
+            return cfg.lr
+        frac = min(1.0, (step - emerged_at) / cfg.post_steps)
+    else:
+        frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi
                                                                                    * frac)))
 
@@ -108,10 +139,12 @@ def accuracy(model: FVTransformer, prompts: Prompts, batch: int = 4096, **kw) ->
 
 
 def grouped_forward(model: FVTransformer, p: Prompts, n: torch.Tensor, tvp_layer: int,
-                     include_zero_shot: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Final-position residuals after the last layer and after ``tvp_layer`` (the TVP
-    source), ``[B, D]`` each, computed in two compacted groups (n <= 3 at length 11, n >= 4
-    at length 20) so padding costs nothing. Identical to one full-length forward (masked
+                     include_zero_shot: bool, tvp_site: str = "resid"
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Final-position residuals after the last layer and the TVP source (the residual after
+    ``tvp_layer``, or its attention output with ``tvp_site = "attn"``), ``[B, D]`` each,
+    computed in two compacted groups (n <= 3 at length 11, n >= 4 at length 20) so padding
+    costs nothing. Identical to one full-length forward (masked
     keys carry exactly zero weight), about 1.4x cheaper; zero-shot rows are skipped when they
     carry no loss."""
     b = n.shape[0]
@@ -134,11 +167,44 @@ def grouped_forward(model: FVTransformer, p: Prompts, n: torch.Tensor, tvp_layer
         allowed = attention_mask(tokens)
         x = model.embed_tokens(tokens, pos if model.cfg.positions == "slots" else None)
         for layer, block in enumerate(model.blocks):
+            if layer == tvp_layer and tvp_site == "attn":
+                attn = block.attention(x, allowed, layer)
+                src = src.index_copy(0, rows, attn[:, -1])
+                x = x + attn
+                x = x + block.mlp_out(x)
+                continue
             x = block(x, allowed, layer)
             if layer == tvp_layer:
                 src = src.index_copy(0, rows, x[:, -1])
         last = last.index_copy(0, rows, x[:, -1])
     return last, src
+
+
+def tvp_logits(model: FVTransformer, tok0: torch.Tensor, allowed0: torch.Tensor,
+               src: torch.Tensor, use: torch.Tensor, tcfg: TrainConfig) -> torch.Tensor:
+    """Final logits of the zero-shot prompts ``tok0`` with the centred TVP source ``src``
+    added at the same site (``tcfg.tvp_site`` of layer ``tcfg.tvp_layer``) of their final
+    token. Centring: the mean over the n-shot rows (``use``), or the zero-shot mean."""
+    layer = tcfg.tvp_layer
+    if tcfg.tvp_site == "attn":
+        x = model.run_to(tok0, layer - 1, allowed0)
+        block = model.blocks[layer]
+        attn = block.attention(x, allowed0, layer)
+        site = attn[:, -1]
+    else:
+        x = model.run_to(tok0, layer, allowed0)
+        site = x[:, -1]
+    if tcfg.tvp_center == "zero_shot":
+        delta = src - site.mean(0, keepdim=True)
+    else:  # centre on the n-shot prompts: the delta carries only task information
+        delta = src - (src * use[:, None]).sum(0, keepdim=True) / use.sum().clamp_min(1)
+    if tcfg.tvp_site == "attn":
+        attn = torch.cat([attn[:, :-1], (site + delta)[:, None]], 1)
+        x = x + attn
+        x = x + block.mlp_out(x)
+    else:
+        x = torch.cat([x[:, :-1], (site + delta)[:, None]], 1)
+    return model.run_from(x, layer + 1, allowed0)
 
 
 def train_model(mcfg: ModelConfig, tcfg: TrainConfig, seed: int, progress: bool = True,
@@ -167,14 +233,18 @@ def train_model(mcfg: ModelConfig, tcfg: TrainConfig, seed: int, progress: bool 
 
         bar = tqdm(total=tcfg.steps, desc=f"train toy D (seed {seed})", leave=False)
     run_loss = run_tvp = 0.0
-    for step in range(tcfg.steps):
+    emerged_at = None
+    total = tcfg.steps if tcfg.schedule == "fixed" else tcfg.max_steps
+    for step in range(total):
+        if emerged_at is not None and step >= emerged_at + tcfg.post_steps:
+            break
         for group in opt.param_groups:
-            group["lr"] = _lr_at(step, tcfg)
+            group["lr"] = _lr_at(step, tcfg, emerged_at)
         task = torch.randint(1, N_TASKS + 1, (tcfg.batch,), generator=g)
         n = torch.randint(0, MAX_SHOTS + 1, (tcfg.batch,), generator=g)
         p = make_prompts(task, n, g, tcfg.p_uninformative, slots=tcfg.slots).to(device)
         last, src = grouped_forward(model, p, n.to(device), tcfg.tvp_layer,
-                                     tcfg.zero_shot_loss)
+                                     tcfg.zero_shot_loss, tcfg.tvp_site)
         ce_main = F.cross_entropy(model.unembed(model.ln_f(last)), p.target, reduction="none")
         keep = torch.ones_like(ce_main) if tcfg.zero_shot_loss else (n >= 1).to(device).float()
         loss = (ce_main * keep).sum() / keep.sum().clamp_min(1)
@@ -186,13 +256,7 @@ def train_model(mcfg: ModelConfig, tcfg: TrainConfig, seed: int, progress: bool 
             tok0 = torch.stack([xq2, torch.full_like(xq2, ARROW)], 1)
             allowed0 = attention_mask(tok0)
             use = (n >= 1).to(device).float()
-            r0 = model.run_to(tok0, tcfg.tvp_layer, allowed0)
-            if tcfg.tvp_center == "zero_shot":
-                delta = src - r0[:, -1].mean(0, keepdim=True)
-            else:  # centre on the n-shot prompts: the delta carries only task information
-                delta = src - (src * use[:, None]).sum(0, keepdim=True) / use.sum().clamp_min(1)
-            r0 = torch.cat([r0[:, :-1], (r0[:, -1] + delta)[:, None]], 1)
-            logits0 = model.run_from(r0, tcfg.tvp_layer + 1, allowed0)
+            logits0 = tvp_logits(model, tok0, allowed0, src, use, tcfg)
             ce = F.cross_entropy(logits0, apply_task(p.task, xq2), reduction="none")
             tvp_loss = (ce * use).sum() / use.sum().clamp_min(1)
             loss = loss + tcfg.tvp_weight * tvp_loss
@@ -203,7 +267,15 @@ def train_model(mcfg: ModelConfig, tcfg: TrainConfig, seed: int, progress: bool 
         opt.step()
         run_loss += float(loss.detach())
         run_tvp += float(tvp_loss.detach())
-        if (step + 1) % tcfg.eval_every == 0 or step + 1 == tcfg.steps:
+        if (tcfg.schedule == "emergence" and emerged_at is None
+                and (step + 1) % tcfg.emergence_check == 0):
+            model.eval()
+            if accuracy(model, ev6) >= tcfg.emergence_acc:
+                emerged_at = step + 1
+            model.train()
+        last_step = step + 1 == total or (emerged_at is not None
+                                          and step + 1 == emerged_at + tcfg.post_steps)
+        if (step + 1) % tcfg.eval_every == 0 or last_step:
             model.eval()
             a6, a0 = accuracy(model, ev6), accuracy(model, ev0)
             model.train()
@@ -219,4 +291,4 @@ def train_model(mcfg: ModelConfig, tcfg: TrainConfig, seed: int, progress: bool 
     model.eval()
     return {"state": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
             "history": history, "model_config": asdict(mcfg), "train_config": asdict(tcfg),
-            "seed": seed}
+            "seed": seed, "emerged_at": emerged_at}
