@@ -157,7 +157,6 @@ class HeimaExplorer(ExplorerBase):
     def __init__(self, **params):
         self._result: dict | None = None
         self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self._plan = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     def config(self) -> heima.HeimaConfig:
@@ -289,7 +288,7 @@ class HeimaExplorer(ExplorerBase):
                 f"(not in the cache)")
         cost = recorded_run("heima")
         if cost is not None:
-            default = heima.config_for("quick").steps
+            default = quick.steps
             per_step = cost["cpu_s"] / (default * sum(STEP_UNITS.get(k, 1)
                                                       for k in ("nocot", "cot", "heima", "pause")))
             steps = cfg.steps * sum(STEP_UNITS.get(k, 1) for k in todo)
@@ -298,14 +297,6 @@ class HeimaExplorer(ExplorerBase):
                      f"{cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores at load "
                      f"{cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
         return text + ", then caches them."
-
-    @param.depends("hops", "n_layers", "d_model", "interp_layers", "steps", "progressive",
-                   "cot_frac", "interp_weight", "from_cot", "dense_weight", "detach", "seed",
-                   "run_done", watch=True, on_init=True)
-    def _update_plan(self) -> None:
-        text = self.plan_note()
-        if self._plan.object != text:
-            self._plan.object = text
 
     @param.depends("run_done", watch=True, on_init=True)
     def _update_caption(self) -> None:
@@ -322,7 +313,7 @@ class HeimaExplorer(ExplorerBase):
         tokens, depth = self.live_panes()
         results = LiveFigures(self)
         pareto, gap, curve = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self._plan, self.run_status, width=320),
+        return pn.Row(pn.Column(controls, self.run_status, width=320),
                       pn.Column(self._alert, pn.Row(tokens, depth, sizing_mode="stretch_width"),
                                 pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
                                 self._caption,

@@ -119,7 +119,6 @@ class PandaExplorer(ExplorerBase):
         self._results_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._summary = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._landscape = pn.pane.Bokeh(None, sizing_mode="stretch_width")
-        self._plan = pn.pane.Markdown("", margin=(0, 10))
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -299,12 +298,6 @@ class PandaExplorer(ExplorerBase):
                      + ", PANDA far from converged.")
         return text
 
-    @param.depends(*_SETTINGS, "run_done", watch=True, on_init=True)
-    def _update_plan(self) -> None:
-        text = self.plan_note()
-        if self._plan.object != text:
-            self._plan.object = text
-
     @param.depends("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost",
                    "rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations", "grid",
                    "methods", watch=True, on_init=True)
@@ -325,7 +318,7 @@ class PandaExplorer(ExplorerBase):
                         "name": "Run (landscape + methods)"},
                 "methods": pn.widgets.CheckBoxGroup,
             }),
-            self._plan, self.run_status, width=320)
+            self.run_status, width=320)
         penalty, steps = self.live_panes()
         # the Run's figures: separate Bokeh panes (no HoloViews Layout swapped in after Run)
         results = LiveFigures(self)

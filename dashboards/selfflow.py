@@ -165,7 +165,6 @@ class SelfFlowExplorer(ExplorerBase):
     def __init__(self, **params):
         self._result: dict | None = None
         self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self._plan = pn.pane.Markdown("", margin=(0, 10))
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -308,14 +307,6 @@ class SelfFlowExplorer(ExplorerBase):
                      f"models: their result may differ).")
         return text
 
-    @param.depends("mask_ratio", "mask_noise", "t_mean", "t_std", "teacher_view", "gamma",
-                   "student_layer", "teacher_layer", "ema", "steps", "seed", "run_done",
-                   watch=True, on_init=True)
-    def _update_plan(self) -> None:
-        text = self.plan_note()
-        if self._plan.object != text:
-            self._plan.object = text
-
     @param.depends("run_done", watch=True, on_init=True)
     def _update_caption(self) -> None:
         self._caption.object = self.result_note()
@@ -328,7 +319,7 @@ class SelfFlowExplorer(ExplorerBase):
         results = LiveFigures(self)
         probe, loss = results.add(self.probe_view), results.add(self.loss_view)
         return pn.Row(
-            pn.Column(controls, self._plan, self.run_status, width=320),
+            pn.Column(controls, self.run_status, width=320),
             pn.Column(self._alert, pn.Row(schedule, example, sizing_mode="stretch_width"),
                       pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
                       self._caption, pn.Row(probe, loss, sizing_mode="stretch_width"),

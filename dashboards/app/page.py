@@ -40,7 +40,7 @@ class ExplorerBase(pn.viewable.Viewer):
 
     #: the app's row in ``benchmarks/app_run_timings.csv``: ``run_status`` then says, before
     #: any Run, what the default Run cost from an empty cache (an Explorer that says its own
-    #: per-setting plan, like panda's or selfflow's, leaves it None)
+    #: per-setting plan by overriding :meth:`plan_note`, like panda's, leaves it None)
     RUN_RECORD: str | None = None
 
     def __init__(self, **params):
@@ -49,6 +49,7 @@ class ExplorerBase(pn.viewable.Viewer):
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
                                                 sizing_mode="stretch_width")
         self._stage = pn.pane.Markdown("", visible=False, margin=(0, 10))
+        self._plan = pn.pane.Markdown("", margin=(0, 10), sizing_mode="stretch_width")
         self._running = threading.Lock()
         self._stage_now: list = [0, 1, "", None, "computing", ""]  # i, n, label, cache, verb,
         # and the sub-step's text (see _stage_text)
@@ -59,6 +60,10 @@ class ExplorerBase(pn.viewable.Viewer):
                    and getattr(p, "step", None)]
         if stepped:
             self.param.watch(self._snap_to_digits, stepped)
+        self._update_plan()
+        if type(self).plan_note is not ExplorerBase.plan_note:  # it depends on the settings
+            self.param.watch(self._update_plan,
+                             [n for n in self.param.objects() if n != "name"])
 
     def _snap_to_digits(self, *events) -> None:
         """A slider's value without the arithmetic noise of its steps: 0.3 + 0.05 - 0.05 is
@@ -119,11 +124,22 @@ class ExplorerBase(pn.viewable.Viewer):
     # ------------------------------------------------------------------ the Run
     @property
     def run_status(self) -> pn.Column:
-        """The progress bar and the running stage's name (place it near the Run button),
-        under the recorded cost of a Run from an empty cache (:meth:`run_cost_note`)."""
-        note = self.run_cost_note()
-        return pn.Column(*([pn.pane.Markdown(note, margin=(0, 10))] if note else []),
-                         self._stage, self._progress, sizing_mode="stretch_width")
+        """What a Run costs, said before it (:meth:`plan_note`), then the progress bar and the
+        running stage's name (place it near the Run button)."""
+        return pn.Column(self._plan, self._stage, self._progress, sizing_mode="stretch_width")
+
+    def plan_note(self) -> str:
+        """What a Run at the current settings costs, said before it ('' says nothing). By
+        default the recorded cost of the default Run (:meth:`run_cost_note`); an Explorer
+        whose Run cost depends on its settings overrides it (it is then re-read whenever a
+        parameter moves or a Run ends)."""
+        return self.run_cost_note()
+
+    def _update_plan(self, *_events) -> None:
+        text = self.plan_note()
+        if self._plan.object != text:
+            self._plan.object = text
+        self._plan.visible = bool(text)
 
     def run_cost_note(self) -> str:
         """What the default Run cost from an empty cache (``RUN_RECORD``'s last row), said
