@@ -75,7 +75,7 @@ from icml26.function_vectors.decomposition import (
     r_squared,
     sub_fvs,
 )
-from icml26.function_vectors.diagnosis import diagnose, read_diagnosis
+from icml26.function_vectors.diagnosis import diagnose, read_designs, read_diagnosis
 from icml26.function_vectors.experiments import (
     CACHE_VERSION,
     PAPER,
@@ -141,7 +141,7 @@ from icml26.function_vectors.prompts import (
 from icml26.function_vectors.training import TrainConfig, train_model
 
 __all__ = [
-    "diagnose", "read_diagnosis",
+    "diagnose", "read_designs", "read_diagnosis",
     "CACHE_VERSION", "CLAIM_SPECS", "CORRUPTIONS", "DECOMPOSITIONS", "EXPECTED", "FIELDS",
     "FVConfig", "FVTransformer", "GATED", "HeadPatch", "INTERVENTIONS", "KIND_INFORMATIVE",
     "KIND_UNINFORMATIVE", "MAX_SHOTS", "ModelConfig", "N_TASKS", "NoICLError", "PAPER", "Prefix",

@@ -35,7 +35,21 @@ from icml26.function_vectors.interventions import Prefix, p_correct, run
 from icml26.function_vectors.prompts import MAX_SHOTS, N_TASKS, make_prompts, tasks_for
 
 PROBE_PROMPTS = 1600  # clean 6-shot prompts, half to fit, half to score
-RECORD = Path(__file__).resolve().parents[2] / "benchmarks" / "function_vectors_diagnosis.csv"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+RECORD = BENCH / "function_vectors_diagnosis.csv"
+#: the design of the claims (3000 steps) and the second designs tried on the diagnosis seeds
+DESIGN_RECORDS = {
+    "3000 steps (the design)": BENCH / "function_vectors_seeds.csv",
+    "4500 steps": BENCH / "function_vectors_trial_4500.csv",
+    "trials": BENCH / "function_vectors_trials.csv",
+}
+TRIAL_NAMES = {  # ``function_vectors_trials.csv``'s design column -> what changed
+    "ao0-resid-icl-emergence": "lr constant until ICL, then 1500 decay steps",
+    "ao0-attn-icl-fixed": "TVP at the attention output (n-shot centred)",
+    "ao0-attn-zero_shot-fixed": "TVP at the attention output (zero-shot centred)",
+    "ao1-resid-icl-fixed": "no MLP in layer 0",
+    "ao2-resid-icl-fixed": "no MLP in layers 0-1",
+}
 
 
 def final_token_sites(model, prompts) -> dict[str, torch.Tensor]:
@@ -116,3 +130,19 @@ def read_diagnosis(path: Path = RECORD) -> list[dict]:
     for r in rows:
         r["seed"], r["value"], r["steps"] = int(r["seed"]), float(r["value"]), int(r["steps"])
     return rows
+
+
+def read_designs(records: dict[str, Path] = DESIGN_RECORDS) -> list[dict]:
+    """Per (design, seed): ``{design, seed, holds, failing}``: whether every binding claim
+    held on that seed's model, and the binding claims that failed (from the per-seed
+    records of the design and of the rejected second designs)."""
+    per: dict[tuple[str, int], list[str]] = {}
+    for name, path in records.items():
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                design = TRIAL_NAMES.get(r["design"], r["design"]) if "design" in r else name
+                failing = per.setdefault((design, int(r["seed"])), [])
+                if r["expected"] == "True" and r["holds"] != "True":
+                    failing.append(r["claim"])
+    return [{"design": d, "seed": s, "holds": not f, "failing": f}
+            for (d, s), f in per.items()]
