@@ -36,8 +36,9 @@ beats the 3000-step design's 5 of 7, so that design is the one validated on the 
 Result: every binding claim held on 2 of the 10 fresh seeds (7, 13), 7 of 17 over 0-16; no FV
 in the top-3 heads on 1, 5, 12, 16 (and no ICL on 14); where an FV formed (12 seeds) the
 headline additivity and reweighting claims held on 11-12 of 12, and shuffled-label recovery
-(seeds 9, 10) or the random control (8, 15) failed. So the paper stays blocked
-(``benchmarks/function_vectors_seeds.csv``, ``benchmarks/hold_rates.csv``).
+(seeds 9, 10) or the random control (8, 15) failed. Late emergence did not predict the failure
+on the fresh seeds (12 and 16 emerged at 1750 / 1500 steps without an FV, 8 at 2000 with one).
+So the paper stays blocked (``benchmarks/function_vectors_seeds.csv``, ``hold_rates.csv``).
 
 Shortcuts every note names: the model of seeds 0-6 at quick scale is the shipped one
 (``lib/data/function_vectors_seed{S}.pt``, fp16, named in the note by its sha256; training is
