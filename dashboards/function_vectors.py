@@ -44,29 +44,16 @@ VIEW_HEIGHT = 300  # px: HoloViews views get a fixed height and the row's width
 SEEDS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "function_vectors_seeds.csv"
 
 
-def binding_record(path=SEEDS_CSV) -> tuple[list[int], dict[str, list[int]]]:
-    """The recorded seeds of the per-seed record (``benchmarks/function_vectors_seeds.csv``)
-    and, per binding claim (``expected``) that fails somewhere, the seeds where it fails; a
-    gated claim (not measured: NaN) counts as failing."""
-    import csv
-
-    seeds: set[int] = set()
-    failing: dict[str, list[int]] = {}
-    if not path.exists():
-        return [], failing
-    with path.open(newline="") as f:
-        for row in csv.DictReader(f):
-            seeds.add(int(row["seed"]))
-            if row["expected"] == "True" and row["holds"] == "False":
-                failing.setdefault(row["claim"], []).append(int(row["seed"]))
-    return sorted(seeds), {c: sorted(v) for c, v in failing.items()}
-
-
 def status_note(path=SEEDS_CSV) -> str:
     """The registry's status of the paper and, from the per-seed record, on which seeds every
     binding claim holds and where each failing one fails (computed, never typed: the page
     shows what the record says)."""
-    (seeds, failing), status = binding_record(path), papers.get("function_vectors").status
+    rows = fvlib.read_designs({"the design": path}) if path.exists() else []
+    seeds, failing = sorted(r["seed"] for r in rows), {}
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        for claim in r["failing"]:  # a gated claim (not measured: NaN) counts as failing
+            failing.setdefault(claim, []).append(r["seed"])
+    status = papers.get("function_vectors").status
     if not failing:
         return f"**Status: {status}.** Every binding claim holds on every recorded seed."
     bad = {s for v in failing.values() for s in v}

@@ -21,7 +21,7 @@ import param
 from icml26 import heima
 from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
 from icml26.dashboards.app.live import LiveFigures
-from icml26.dashboards.app.run_costs import duration, recorded_run
+from icml26.dashboards.app.run_costs import duration, recorded_run, recorded_run_words
 
 #: CoT trains twice the steps of the other models (the start of Heima and pause tokens)
 STEP_UNITS = {"cot": 2}
@@ -292,10 +292,8 @@ class HeimaExplorer(ExplorerBase):
             per_step = cost["cpu_s"] / (default * sum(STEP_UNITS.get(k, 1)
                                                       for k in ("nocot", "cot", "heima", "pause")))
             steps = cfg.steps * sum(STEP_UNITS.get(k, 1) for k in todo)
-            text += (f": about {duration(per_step * steps)} on an idle core at d = 32 (the "
-                     f"default Run from an empty cache took {cost['cpu_s']:.0f} s CPU, "
-                     f"{cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores at load "
-                     f"{cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
+            text += (f": about {duration(per_step * steps)} on an idle core at d = 32 "
+                     f"({recorded_run_words(cost)})")
         return text + ", then caches them."
 
     @param.depends("run_done", watch=True, on_init=True)

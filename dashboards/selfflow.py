@@ -15,7 +15,6 @@ Serve alone with ``panel serve dashboards/selfflow.py`` or with every paper via 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import holoviews as hv
 import numpy as np
@@ -25,7 +24,7 @@ import param
 from icml26 import selfflow
 from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
 from icml26.dashboards.app.live import LiveFigures
-from icml26.dashboards.app.run_costs import duration, recorded_run
+from icml26.dashboards.app.run_costs import duration, recorded_run, recorded_run_words
 
 COLORS = {"vanilla": "#7f7f7f", "same_t": "#ff7f0e", "selfflow": "#1f77b4",
           "selfflow_sep": "#2ca02c", "raw pixels": "#d62728"}
@@ -293,13 +292,11 @@ class SelfFlowExplorer(ExplorerBase):
         text = (f"**This Run** ({whose}) trains {len(train)} of 4 models ({cfg.train.steps} "
                 f"steps each; not in the cache)" if train else
                 f"**This Run** ({whose}) probes {len(todo)} cached models")
-        cost = run_cost()
+        cost = recorded_run("selfflow")
         if cost is not None and train:
             per_step = cost["cpu_s"] / (4 * QUICK.train.steps)
             text += (f": about {duration(per_step * cfg.train.steps * len(train))} on an "
-                     f"idle core (the default Run from an empty cache took {cost['cpu_s']:.0f}"
-                     f" s CPU, {cost['wall_s']:.0f} s wall on the shared {cost['cores']} cores "
-                     f"at load {cost['load_1min']:g}: benchmarks/app_run_timings.csv)")
+                     f"idle core ({recorded_run_words(cost)})")
         text += ", then caches them."
         if train and cfg.train.steps > SHORT_STEPS and cost is not None:
             text += (f" Cheaper: *Steps* {SHORT_STEPS}, about "
@@ -336,17 +333,10 @@ LIVE_CAPTION = (
     "*Right:* the levels of every token of a few images.")
 
 
-def run_cost(path: Path | None = None) -> dict | None:
-    """The last recorded default Run of this app from an empty cache (:mod:`.run_costs`)."""
-    return recorded_run("selfflow", path)
-
-
 def _run_time() -> str:
-    cost = run_cost()
+    cost = recorded_run("selfflow")
     return ("seconds once the claims cached their models, else minutes" if cost is None else
-            f"seconds once the claims cached their models; from an empty cache about "
-            f"{duration(cost['cpu_s'])} on an idle core, {duration(cost['wall_s'])} measured "
-            f"on the shared {cost['cores']} cores at load {cost['load_1min']:g}")
+            f"seconds once the claims cached their models; {recorded_run_words(cost)}")
 
 
 Explorer = SelfFlowExplorer

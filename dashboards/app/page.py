@@ -14,7 +14,7 @@ import param
 from icml26 import common
 from icml26.dashboards.app import hvstyle, perf
 from icml26.dashboards.app.live import LiveFigures
-from icml26.dashboards.app.run_costs import duration, recorded_run
+from icml26.dashboards.app.run_costs import recorded_run, recorded_run_words
 
 hvstyle.apply()  # the HoloViews figures' padding (the live figures pad by construction)
 
@@ -147,11 +147,8 @@ class ExplorerBase(pn.viewable.Viewer):
         cost = recorded_run(self.RUN_RECORD) if self.RUN_RECORD else None
         if cost is None:
             return ""
-        return (f"**A Run** trains in place when its settings are not in the cache: the "
-                f"default Run from an empty cache took {duration(cost['cpu_s'])} of CPU (an "
-                f"idle core; {duration(cost['wall_s'])} wall on the shared {cost['cores']} "
-                f"cores at load {cost['load_1min']:g}: benchmarks/app_run_timings.csv). From "
-                f"the cache: seconds.")
+        return (f"**A Run** trains in place when its settings are not in the cache "
+                f"({recorded_run_words(cost)}). From the cache: seconds.")
 
     def run_stages(self, stages: Sequence[tuple], keep: Callable[[list], None]) -> bool:
         """Run ``(label, compute)`` stages in order, showing "i/n: label…" and a bar, then

@@ -30,3 +30,11 @@ def recorded_run(slug: str, path: Path | None = None) -> dict | None:
 def duration(seconds: float) -> str:
     """``"45 s"`` below 90 s, else minutes to a tenth: ``"4.0 min"``."""
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def recorded_run_words(cost: dict) -> str:
+    """How the recorded default Run (:func:`recorded_run`) went, in the words every plan line
+    uses."""
+    return (f"the default Run from an empty cache took {duration(cost['cpu_s'])} of CPU, "
+            f"{duration(cost['wall_s'])} wall on the shared {cost['cores']} cores at load "
+            f"{cost['load_1min']:g}: benchmarks/app_run_timings.csv")

@@ -167,15 +167,12 @@ def grouped_forward(model: FVTransformer, p: Prompts, n: torch.Tensor, tvp_layer
         allowed = attention_mask(tokens)
         x = model.embed_tokens(tokens, pos if model.cfg.positions == "slots" else None)
         for layer, block in enumerate(model.blocks):
-            if layer == tvp_layer and tvp_site == "attn":
-                attn = block.attention(x, allowed, layer)
-                src = src.index_copy(0, rows, attn[:, -1])
-                x = x + attn
-                x = x + block.mlp_out(x)
-                continue
-            x = block(x, allowed, layer)
+            attn = block.attention(x, allowed, layer)  # Block.forward, sublayer by sublayer
+            x = x + attn
+            x = x + block.mlp_out(x)
             if layer == tvp_layer:
-                src = src.index_copy(0, rows, x[:, -1])
+                site = attn if tvp_site == "attn" else x
+                src = src.index_copy(0, rows, site[:, -1])
         last = last.index_copy(0, rows, x[:, -1])
     return last, src
 

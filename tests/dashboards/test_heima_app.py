@@ -65,7 +65,7 @@ def test_the_page_says_before_a_run_that_it_trains_and_how_long(tmp_path, monkey
     e = app.Explorer()
     plan = e._plan.object
     assert "the claims' models" in plan and "trains 4 of 4 models" in plan
-    assert "about 5.0 min on an idle core" in plan and "459 s wall" in plan  # 5 x 600 steps
+    assert "about 5.0 min on an idle core" in plan and "7.7 min wall" in plan  # 5 x 600 steps
     e.steps = 300
     assert "not the claims' models" in e._plan.object and "2.5 min" in e._plan.object
     e.steps = 600

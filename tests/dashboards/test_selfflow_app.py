@@ -36,10 +36,10 @@ def test_the_page_says_before_a_run_that_it_trains_and_how_long(record):
     e = app.Explorer()
     plan = e._plan.object
     assert "the claims' models" in plan and "trains 4 of 4 models (600 steps" in plan
-    assert "about 4.0 min on an idle core" in plan and "900 s wall" in plan  # 240 s CPU
+    assert "about 4.0 min on an idle core" in plan and "15.0 min wall" in plan  # 240 s CPU
     assert f"*Steps* {app.SHORT_STEPS}, about 80 s" in plan
     assert "(cached)" not in e.param.steps.doc and "800" not in e.param.steps.doc
-    assert "4.0 min on an idle core" in app.create_app().objects[0].object  # the intro
+    assert "took 4.0 min of CPU" in app.create_app().objects[0].object  # the intro
     e.steps = 300
     assert "not the claims' models" in e._plan.object
 
