@@ -35,6 +35,7 @@ def duration(seconds: float) -> str:
 def recorded_run_words(cost: dict) -> str:
     """How the recorded default Run (:func:`recorded_run`) went, in the words every plan line
     uses."""
-    return (f"the default Run from an empty cache took {duration(cost['cpu_s'])} of CPU, "
+    return (f"the default Run from an empty cache took {duration(cost['cpu_s'])} of CPU "
+            f"time on an idle core, "
             f"{duration(cost['wall_s'])} wall on the shared {cost['cores']} cores at load "
             f"{cost['load_1min']:g}: benchmarks/app_run_timings.csv")
