@@ -192,8 +192,15 @@ def run_task(paper: str, seed: int, scale: str, task: Task | None = None,
     error row. A custom ``task`` is called with ``device=`` only off the CPU."""
     import torch
 
+    from icml26 import numerics
+
     torch.set_num_threads(1)
     start = time.perf_counter()
+    unpinned = numerics.problems() if numerics.mode() == "pinned" else []
+    if unpinned:  # a worker started outside the suite: its values would not be comparable
+        return [error_row(paper, seed, scale, "numerics not pinned in this worker: "
+                          + "; ".join(unpinned) + ' (start it after eval "$(icml26 numerics)")',
+                          0.0, version_of(paper, device))]
     try:
         if task is None:
             claims = list(paper_claims(paper, seed, scale, device))

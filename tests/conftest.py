@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import icml26  # noqa: F401 - first: pins the numeric code paths before torch or numpy runs
+
 # Playwright helpers (tests/ui/browser.py) are test code, not part of the package: the UI tests,
 # the dashboard tests and benchmarks/ import them as `browser`.
 sys.path.insert(0, str(Path(__file__).parent / "ui"))

@@ -218,6 +218,16 @@ def _notebooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _numerics(args: argparse.Namespace) -> int:
+    from icml26 import numerics
+
+    if args.check:
+        print(numerics.describe())
+        return 1 if numerics.problems() else 0
+    print(numerics.shell_exports())
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     from icml26 import status_table
 
@@ -306,10 +316,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "outputs of its # NBVAL_CHECK_OUTPUT cells")
     nb.set_defaults(func=_notebooks)
     ls = sub.add_parser("list", help="list the 19 papers, their computed status and headline "
-                        "claims' hold rates")
+                        "claims' estimates over the committed seeds")
     ls.add_argument("--markdown", action="store_true",
                     help="the README's papers table (generated; a test checks it is current)")
     ls.set_defaults(func=_list)
+    nu = sub.add_parser("numerics", help="the pinned numeric code paths (icml26.numerics): "
+                        "print them as shell exports, or --check this process")
+    nu.add_argument("--check", action="store_true",
+                    help="say whether this process runs on the pinned paths (exit 1 if not)")
+    nu.set_defaults(func=_numerics)
     return parser
 
 
