@@ -1,11 +1,15 @@
 """The claims ledger: what each paper says, what we measured, and whether it held.
 
-A :class:`Claim` stores the paper's statement, the measured value (for a claim over many
-cases, the worst case), a comparison ``op`` and ``threshold``.  ``holds`` is computed from
-those three, never set by hand.  ``expected`` records whether the suite expects the claim to
-hold at quick scale on seeds 0-4; tests assert the expected ones. ``role`` says what the claim
-is for (:data:`ROLES`): the paper's status is computed from the roles and the hold rates
-(:mod:`icml26.status`), never typed by hand.
+A paper declares its rows once, beside its code, as ``CLAIM_SPECS = {name: ClaimSpec(...)}``
+(:class:`ClaimSpec`: statement, op, threshold, expected, role, unit, source). A :class:`Claim`
+is a row plus the paper, its name, the measured value (for a claim over many cases, the worst
+case) and a note. ``holds`` is computed from ``measured``, ``op`` and ``threshold``, never set
+by hand. ``expected`` records whether the suite expects the claim to hold at quick scale;
+tests assert the expected ones. ``role`` says what the claim is for (:data:`ROLES`, decided
+from the abstract's words alone), ``unit`` how it is judged over seeds (:data:`UNITS`, fixed
+by the claim's kind) and ``source`` quotes the abstract fragment it tests or rests on
+(``docs/claims.md``). The paper's status is computed from the roles, units and the hold
+rates (:mod:`icml26.status`), never typed by hand.
 """
 
 from __future__ import annotations
@@ -16,18 +20,60 @@ import operator
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}
 FIELDS = ("paper", "name", "statement", "measured", "op", "threshold", "expected", "note",
-          "role")
+          "role", "unit", "source")
 
-#: What a claim is for. ``headline``: what the abstract states as the result or the main
-#: comparison (quoted in the statement; every paper has at least one). ``mechanism``: what the
-#: method relies on and shows along the way. ``check``: exactness, controls, harness
-#: self-tests, seed-independent facts. ``finding``: a measurement of this reproduction beyond
-#: what the paper states (a spec's extension, something we found); reported, never expected,
-#: and not part of the paper's status (a test keeps findings unexpected).
+#: What a claim is for, from the abstract's words alone. ``headline``: a result the abstract
+#: states (``source`` quotes it). ``mechanism``: what a headline rests on, said or necessarily
+#: implied by the abstract (``source`` quotes that sentence). ``check``: exactness, controls,
+#: harness self-tests, guards against a hollow measurement. ``finding``: anything else we
+#: measure (a spec's extension, a summary, our own discovery); it may be expected, and it never
+#: enters the paper's status. Check and finding rows have ``source == ""``.
 ROLES = ("headline", "mechanism", "check", "finding")
+#: Roles that quote the abstract in ``source``.
+SOURCED_ROLES = ("headline", "mechanism")
+
+#: How a claim is judged over the swept seeds, fixed by its kind. ``each``: a property of
+#: every instance (exact, a bound, a guarantee, a property of each trained model, a harness
+#: check): it holds when it holds on >= 95% of the seeds. ``mean``: a comparison the paper
+#: reports as an average (beats, improves, matches, gains): it holds when the 95% BCa
+#: bootstrap interval of its mean over the seeds lies wholly past the threshold.
+UNITS = ("each", "mean")
+
+
+class ClaimSpec(NamedTuple):
+    """One static claim row of a paper (``CLAIM_SPECS = {name: ClaimSpec(...)}``)."""
+
+    statement: str   # the claim in one sentence
+    op: str          # ">=", "<=", ">", "<"
+    threshold: float  # the target; ``holds`` is computed from measured/op/threshold
+    expected: bool   # the suite expects it to hold at this scale (CI asserts these)
+    role: str        # one of ROLES
+    unit: str        # one of UNITS
+    source: str      # the verbatim abstract fragment ("" for check/finding)
+
+
+def spec_problems(name: str, spec: object) -> list[str]:
+    """Why ``spec`` is not a valid row (``[]`` when it is): a :class:`ClaimSpec` with a known
+    op, role and unit, and a source exactly when its role quotes the abstract."""
+    if not isinstance(spec, ClaimSpec):
+        return [f"{name}: a spec row is a ClaimSpec(statement, op, threshold, expected, role, "
+                f"unit, source), got {type(spec).__name__}"]
+    out = []
+    if spec.op not in OPS:
+        out.append(f"{name}: op must be one of {sorted(OPS)}, got {spec.op!r}")
+    if spec.role not in ROLES:
+        out.append(f"{name}: role must be one of {ROLES}, got {spec.role!r}")
+    if spec.unit not in UNITS:
+        out.append(f"{name}: unit must be one of {UNITS}, got {spec.unit!r}")
+    if spec.role in SOURCED_ROLES and not spec.source.strip():
+        out.append(f"{name}: a {spec.role} row quotes its abstract fragment in source")
+    if spec.role in ROLES and spec.role not in SOURCED_ROLES and spec.source:
+        out.append(f"{name}: a {spec.role} row has source == ''")
+    return out
 
 
 @dataclass(frozen=True)
@@ -47,14 +93,16 @@ class Claim:
     expected: bool
     note: str = ""
     role: str = ""
+    unit: str = ""
+    source: str = ""
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {self.op!r}")
-        # "" only while a paper's rows are being given roles; tests/test_claims_contract.py
-        # fails every claim without one
-        if self.role not in (*ROLES, ""):
+        if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be one of {UNITS}, got {self.unit!r}")
         object.__setattr__(self, "measured", float(self.measured))
         object.__setattr__(self, "threshold", float(self.threshold))
         object.__setattr__(self, "expected", bool(self.expected))
@@ -71,48 +119,52 @@ class Claim:
         return d
 
 
-def failed(paper: str, names_statements: Iterable[tuple], reason: str) -> list[Claim]:
+def from_spec(paper: str, name: str, spec: ClaimSpec, measured: float, note: str = "", *,
+              statement: str | None = None, expected: bool | None = None) -> Claim:
+    """The claim of row ``spec`` measured at ``measured`` (role, unit, source carried over)."""
+    return Claim(paper, name, spec.statement if statement is None else statement, measured,
+                 spec.op, spec.threshold, spec.expected if expected is None else expected,
+                 note, spec.role, spec.unit, spec.source)
+
+
+def failed(paper: str, rows: Iterable[tuple[str, ClaimSpec]], reason: str) -> list[Claim]:
     """Claims for a computation that could not run: NaN measured, so none holds.
 
-    Each row is ``(name, statement, op, threshold, expected[, role])``."""
-    return [Claim(paper, n, s, math.nan, op, thr, exp, note=f"computation failed: {reason}",
-                  role=role[0] if role else "")
-            for n, s, op, thr, exp, *role in names_statements]
+    Each row is ``(name, ClaimSpec)``."""
+    return [from_spec(paper, name, spec, math.nan, note=f"computation failed: {reason}")
+            for name, spec in rows]
 
 
 class ClaimTable:
     """Builds one paper's claims from its spec rows.
 
-    ``specs`` maps a claim name to ``(statement, op, threshold, expected, role)``: the
-    paper's statement, target and the claim's role (:data:`ROLES`), written once beside the
-    paper's code. ``add`` records a measurement
-    against its row; ``fail`` records NaN claims (so none holds) for a computation that raised,
-    naming the error; ``guard`` does that around a block, so one failed experiment never hides
-    the other claims.
+    ``specs`` maps a claim name to its :class:`ClaimSpec`, written once beside the paper's
+    code. ``add`` records a measurement against its row; ``fail`` records NaN claims (so none
+    holds) for a computation that raised, naming the error; ``guard`` does that around a
+    block, so one failed experiment never hides the other claims.
     """
 
-    def __init__(self, paper: str, specs: dict[str, tuple]):
-        for name, row in specs.items():
-            if len(row) not in (4, 5):
-                raise ValueError(f"{paper}.{name}: a spec row is (statement, op, threshold, "
-                                 f"expected, role), got {len(row)} fields")
+    def __init__(self, paper: str, specs: dict[str, ClaimSpec]):
+        if not isinstance(specs, dict):
+            raise ValueError(f"{paper}: specs is a dict name -> ClaimSpec, got "
+                             f"{type(specs).__name__}")
+        problems = [p for name, spec in specs.items() for p in spec_problems(name, spec)]
+        if problems:
+            raise ValueError(f"{paper}: " + "; ".join(problems))
         self.paper, self.specs, self.claims = paper, specs, []
 
     def add(self, name: str, measured: float, note: str = "", *, statement: str | None = None,
             expected: bool | None = None) -> Claim:
         """Record ``measured`` for the row ``name``; ``statement`` / ``expected`` override the
         row where the text depends on the config (e.g. the budget it was measured at)."""
-        row_statement, op, threshold, row_expected, *role = self.specs[name]
-        claim = Claim(self.paper, name, row_statement if statement is None else statement,
-                      measured, op, threshold,
-                      row_expected if expected is None else expected, note,
-                      role[0] if role else "")
+        claim = from_spec(self.paper, name, self.specs[name], measured, note,
+                          statement=statement, expected=expected)
         self.claims.append(claim)
         return claim
 
     def fail(self, names: Iterable[str], reason: str) -> None:
         """NaN claims for ``names`` (none holds), with the reason in their note."""
-        self.claims.extend(failed(self.paper, [(n, *self.specs[n]) for n in names], reason))
+        self.claims.extend(failed(self.paper, [(n, self.specs[n]) for n in names], reason))
 
     @contextmanager
     def guard(self, names: Iterable[str]):
@@ -191,13 +243,13 @@ class ShownClaims:
     only what the code computes (no timings, paths or ids), and ``notes=True`` (notes can
     quote long computed numbers) is for an unpinned cell."""
 
-    COLUMNS = ("claim", "role", "measured", "target", "expected", "result")
+    COLUMNS = ("claim", "role", "unit", "measured", "target", "expected", "result")
 
     def __init__(self, claims: Sequence[Claim], notes: bool = False):
         self.claims, self.notes = list(claims), notes
 
     def rows(self) -> list[list[str]]:
-        return [[c.name, c.role, _fmt(c.measured), f"{c.op} {_fmt(c.threshold)}",
+        return [[c.name, c.role, c.unit, _fmt(c.measured), f"{c.op} {_fmt(c.threshold)}",
                  "yes" if c.expected else "no", "holds" if c.holds else "FAILS"]
                 for c in self.claims]
 

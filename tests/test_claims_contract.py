@@ -13,46 +13,108 @@ import pytest
 from icml26 import papers
 from icml26.claims import (
     FIELDS,
+    UNITS,
     Claim,
+    ClaimSpec,
+    ClaimTable,
+    ShownClaims,
     failed,
     format_markdown,
     format_table,
     table_rows,
+    to_frame,
     to_json,
 )
 from icml26.dashboards.app import cli
 
 ROOT = Path(__file__).resolve().parents[1]
+KIND = dict(role="check", unit="each")  # a claim's role and unit (required)
 
 
 def test_holds_is_computed_from_measured_op_threshold():
-    assert Claim("p", "a", "s", 1.0, "<=", 1.0, True).holds
-    assert not Claim("p", "a", "s", 1.0, "<", 1.0, True).holds
-    assert Claim("p", "a", "s", 2.0, ">", 1.0, False).holds
-    assert not Claim("p", "a", "s", math.nan, ">=", 0.0, True).holds
+    assert Claim("p", "a", "s", 1.0, "<=", 1.0, True, **KIND).holds
+    assert not Claim("p", "a", "s", 1.0, "<", 1.0, True, **KIND).holds
+    assert Claim("p", "a", "s", 2.0, ">", 1.0, False, **KIND).holds
+    assert not Claim("p", "a", "s", math.nan, ">=", 0.0, True, **KIND).holds
 
 
 def test_table_flags_only_verdicts_that_differ_from_the_expectation():
     cases = [(2.0, True), (0.0, True), (2.0, False), (0.0, False)]  # (measured, expected)
-    rows = table_rows([Claim("p", f"c{i}", "s", m, ">=", 1.0, e) for i, (m, e) in enumerate(cases)])
+    rows = table_rows([Claim("p", f"c{i}", "s", m, ">=", 1.0, e, **KIND)
+                       for i, (m, e) in enumerate(cases)])
     assert [r[4] for r in rows] == ["holds", "FAILS (unexpected)",
                                     "holds (not expected on every seed)", "FAILS"]
 
 
 def test_bad_op_is_rejected():
     with pytest.raises(ValueError, match="op must be one of"):
-        Claim("p", "a", "s", 1.0, "==", 1.0, True)
+        Claim("p", "a", "s", 1.0, "==", 1.0, True, **KIND)
+
+
+@pytest.mark.parametrize("role, unit, match", [("", "each", "role"), ("headline", "", "unit"),
+                                               ("main", "each", "role"),
+                                               ("check", "median", "unit")])
+def test_role_and_unit_are_required_and_known(role, unit, match):
+    with pytest.raises(ValueError, match=f"{match} must be one of"):
+        Claim("p", "a", "s", 1.0, ">=", 1.0, True, role=role, unit=unit)
+    assert UNITS == ("each", "mean")
 
 
 def test_failed_computation_yields_claims_that_do_not_hold():
-    out = failed("p", [("a", "stmt", ">=", 1.0, True)], "diverged")
+    spec = ClaimSpec("stmt", ">=", 1.0, True, "headline", "mean", "the abstract's words")
+    out = failed("p", [("a", spec)], "diverged")
     assert len(out) == 1 and not out[0].holds and "diverged" in out[0].note
+    assert (out[0].role, out[0].unit, out[0].source) == ("headline", "mean",
+                                                         "the abstract's words")
+
+
+SPECS = {"h": ClaimSpec("s", ">=", 1.0, True, "headline", "mean", "quoted words"),
+         "c": ClaimSpec("t", "<", 2.0, False, "check", "each", "")}
+
+
+def test_claim_table_carries_role_unit_and_source():
+    table = ClaimTable("p", SPECS)
+    c = table.add("h", 2.0, "n")
+    assert (c.role, c.unit, c.source, c.holds, c.expected) == ("headline", "mean",
+                                                               "quoted words", True, True)
+    table.fail(["c"], "boom")
+    assert (table.claims[1].unit, table.claims[1].source, table.claims[1].holds) == (
+        "each", "", False)
+    with table.guard(["h"]):
+        raise RuntimeError("x")
+    assert table.claims[-1].role == "headline" and "RuntimeError" in table.claims[-1].note
+
+
+@pytest.mark.parametrize("specs, match", [
+    ({"a": ("s", ">=", 1.0, True, "check")}, "ClaimSpec"),
+    ([("a", SPECS["h"])], "dict"),
+    ({"a": SPECS["h"]._replace(source="")}, "quotes its abstract fragment"),
+    ({"a": SPECS["c"]._replace(source="words")}, "source == ''"),
+    ({"a": SPECS["c"]._replace(unit="")}, "unit must be one of"),
+    ({"a": SPECS["c"]._replace(role="")}, "role must be one of"),
+    ({"a": SPECS["c"]._replace(op="==")}, "op must be one of"),
+])
+def test_claim_table_rejects_anything_but_valid_claimspecs(specs, match):
+    with pytest.raises(ValueError, match=match):
+        ClaimTable("p", specs)
+
+
+def test_frame_and_shown_table_have_the_unit():
+    c = [ClaimTable("p", SPECS).add("h", 2.0)]
+    frame = to_frame(c)
+    assert list(frame.columns) == [*FIELDS, "holds"]
+    assert {"unit", "source"} <= set(FIELDS)
+    assert frame.loc[0, "unit"] == "mean" and frame.loc[0, "source"] == "quoted words"
+    shown = ShownClaims(c)
+    assert shown.COLUMNS[:3] == ("claim", "role", "unit") and shown.rows()[0][2] == "mean"
+    assert repr(shown).splitlines()[0].split()[:3] == ["claim", "role", "unit"]
 
 
 def test_json_has_exactly_the_contract_fields():
-    c = [Claim("p", "a", "s", 1.0, "<=", 2.0, True, "n")]
+    c = [Claim("p", "a", "s", 1.0, "<=", 2.0, True, "n", "headline", "mean", "words")]
     (obj,) = json.loads(to_json(c))
     assert set(obj) == {*FIELDS, "holds"} and obj["holds"] is True
+    assert (obj["unit"], obj["source"]) == ("mean", "words")
     assert "| p | a |" in format_markdown(c) and "holds" in format_table(c)
 
 
@@ -95,8 +157,8 @@ def test_cli_rejects_unknown_paper(capsys):
 
 
 def test_cli_exit_code_reflects_unexpected_failures(monkeypatch, capsys):
-    good = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True)]
-    bad = [Claim("recruitment", "a", "s", -1.0, ">=", 0.0, True)]
+    good = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True, **KIND)]
+    bad = [Claim("recruitment", "a", "s", -1.0, ">=", 0.0, True, **KIND)]
     paper = papers.get("recruitment")
     monkeypatch.setattr(type(paper), "claims",
                         lambda self, seed=0, scale="quick", device="cpu": good)

@@ -364,11 +364,11 @@ def test_cuda_without_a_gpu_fails_fast_naming_the_flag():
 
 def test_claim_specs_are_static_rows_of_the_quick_scale():
     assert list(fv.CLAIM_SPECS) == list(fv.SPECS)
-    for name, (statement, op, threshold, expected, role) in fv.CLAIM_SPECS.items():
-        assert (op, threshold, expected) == fv.SPECS[name][1:4] == (*fv.SPECS[name][1:3],
-                                                                    fv.EXPECTED[name])
-        assert statement.startswith(fv.SPECS[name][0])
-        assert (role == "headline") == ('("' in statement), name
+    for name, row in fv.CLAIM_SPECS.items():
+        assert (row.op, row.threshold, row.expected) == fv.SPECS[name][1:4] == (
+            *fv.SPECS[name][1:3], fv.EXPECTED[name])
+        assert row.statement.startswith(fv.SPECS[name].statement)
+        assert (row.role == "headline") == ('("' in row.statement), name
 
 
 @pytest.mark.mutation("function_vectors", "icl_emerged")

@@ -219,10 +219,10 @@ def test_cuda_without_a_gpu_fails_fast_naming_the_flag(monkeypatch):
 
 # --------------------------------------------------------------------------- claims
 def test_every_claim_has_a_role_and_headlines_quote_the_abstract():
-    for name, (statement, _, _, _, role) in lpds.CLAIM_SPECS.items():
-        assert role in ("headline", "mechanism", "check"), name
-        if role == "headline":
-            assert statement.count('"') >= 2, name
+    for name, row in lpds.CLAIM_SPECS.items():
+        assert row.role in ("headline", "mechanism", "check"), name
+        if row.role == "headline":
+            assert row.statement.count('"') >= 2, name
     assert lpds.CLAIMS_VERSION >= 2
 
 

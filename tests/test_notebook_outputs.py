@@ -73,12 +73,13 @@ def test_committed_claim_table_names_the_current_claims(slug):
                  "text/plain")
     rows = {line.split()[0]: line.split() for line in text.splitlines()[2:]}
     specs = status.claim_specs(slug)
-    for name, (_statement, op, threshold, expected, role) in specs.items():
+    for name, row in specs.items():
         assert name in rows, f"{slug}: claim {name} is missing from the committed table"
-        _, got_role, _measured, got_op, got_threshold, got_expected, _result = rows[name]
-        assert (got_role, got_op) == (role, op), (slug, name, rows[name])
-        assert float(got_threshold) == pytest.approx(threshold, rel=5e-4), (slug, name)
-        assert got_expected == ("yes" if expected else "no"), (slug, name)
+        _, got_role, got_unit, _measured, got_op, got_threshold, got_expected, _result = \
+            rows[name]
+        assert (got_role, got_unit, got_op) == (row.role, row.unit, row.op), (slug, name)
+        assert float(got_threshold) == pytest.approx(row.threshold, rel=5e-4), (slug, name)
+        assert got_expected == ("yes" if row.expected else "no"), (slug, name)
 
 
 def _result(nb: dict) -> dict:

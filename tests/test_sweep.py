@@ -38,8 +38,10 @@ DASK = Path(sys.executable).with_name("dask")
 def fake_claims(paper: str, seed: int, scale: str, sleep: float = 0.0) -> list[Claim]:
     """Two claims: ``always`` holds on every seed, ``even`` only on even seeds."""
     time.sleep(sleep)
-    return [Claim(paper, "always", "holds on every seed", 1.0, ">=", 1.0, True),
-            Claim(paper, "even", "holds on even seeds", float(seed % 2 == 0), ">=", 1.0, False)]
+    return [Claim(paper, "always", "holds on every seed", 1.0, ">=", 1.0, True, role="check",
+                  unit="each"),
+            Claim(paper, "even", "holds on even seeds", float(seed % 2 == 0), ">=", 1.0, False,
+                  role="check", unit="each")]
 
 
 def slow_claims(paper: str, seed: int, scale: str) -> list[Claim]:
@@ -246,7 +248,7 @@ def test_bad_input_is_one_line_and_writes_nothing(argv, message, tmp_path, capsy
 # --------------------------------------------------------------------------- claims column
 def test_claims_gain_the_hold_rate_column_when_a_sweep_exists(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ICML26_SWEEPS", str(tmp_path / "sweeps"))
-    real = [Claim("recruitment", n, "s", 0.0, "<=", 1e-6, True)
+    real = [Claim("recruitment", n, "s", 0.0, "<=", 1e-6, True, role="check", unit="each")
             for n in ("greedy_exact", "bound_monotone")]  # the table, not the paper, is tested
     monkeypatch.setattr(papers.Paper, "claims",
                         lambda self, seed=0, scale="quick", device="cpu": real)

@@ -31,25 +31,34 @@ CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.coval.experiments import PAPER, VARIANTS, COVALConfig, config_for, replicate
 
 CLAIMS_VERSION = 2
-#: name: (statement, op, threshold, expected, role)
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "counterfactual_exact": ("Factual and counterfactual scans differ only inside the "
-                             "anomaly's angular shadow: max |factual - counterfactual| outside "
-                             "it is 0", "<=", 0.0, True, "check"),
-    "visibility_informative": ("Visibility channels help: the carving (hit/free/unknown) of "
-                               "this sweep plus what the other sweeps of the moving sensor saw "
-                               "of its occluded cells; point AP of the segmentation-only model "
-                               "with them minus range only, held-out anomalies, mean of {n} "
-                               "seeds", ">=", 0.03, True, "mechanism"),  # 0.052-0.090, seeds 0-11
-    "coval_gain": ("Full COVAL (L_seg + L_VVCR + L_VICC) beats segmentation only (\"COVAL "
-                   "achieves state-of-the-art performance\"; \"improving anomaly sensitivity "
-                   "at test time\"): AP(full) - AP(seg-only), held-out anomalies, mean of {n} "
-                   "seeds", ">=", 0.03, False, "headline"),  # -0.069..-0.034, seeds 0-11
+    "counterfactual_exact": ClaimSpec(
+        statement="Factual and counterfactual scans differ only inside the anomaly's angular "
+                  "shadow: max |factual - counterfactual| outside it is 0",
+        op="<=", threshold=0.0, expected=True, role="check", unit="each", source=""),
+    "visibility_informative": ClaimSpec(  # 0.052-0.090, seeds 0-11
+        statement="Visibility channels help: the carving (hit/free/unknown) of this sweep plus "
+                  "what the other sweeps of the moving sensor saw of its occluded cells; point "
+                  "AP of the segmentation-only model with them minus range only, held-out "
+                  "anomalies, mean of {n} seeds",
+        op=">=", threshold=0.03, expected=True, role="mechanism", unit="mean",
+        source="anomalies are characterized not only by what is observed, but also by the "
+               "spatial voids they create, which alter occlusion patterns and volumetric "
+               "visibility"),
+    "coval_gain": ClaimSpec(  # -0.069..-0.034, seeds 0-11
+        statement="Full COVAL (L_seg + L_VVCR + L_VICC) beats segmentation only (\"COVAL "
+                  "achieves state-of-the-art performance\"; \"improving anomaly sensitivity at "
+                  "test time\"): AP(full) - AP(seg-only), held-out anomalies, mean of {n} seeds",
+        op=">=", threshold=0.03, expected=False, role="headline", unit="mean",
+        source="these objectives isolate anomaly-induced structural missingness and in turn "
+               "refine representation of normal scenes, thus improving anomaly sensitivity at "
+               "test time"),
 }
 DERIVED = ("method derived from the abstract (no paper text or code found); 2-D toy, not "
            "STU / SemanticKITTI")
@@ -99,14 +108,14 @@ def claims_for(cfg: COVALConfig, seed: int = 0, device: str = "cpu",
                   f"beams at fixed world bearings (first design, single-scan carving: "
                   f"+0.012..+0.036 on seeds 0-6, benchmarks/coval_seeds_first_design.csv); "
                   f"{DERIVED}",
-                  statement=CLAIM_SPECS["visibility_informative"][0].format(n=n))
+                  statement=CLAIM_SPECS["visibility_informative"].statement.format(n=n))
         gain, d_gain = mean_gap("full COVAL", "seg-only")
         table.add("coval_gain", gain,
                   f"AP seg-only [{aps('seg-only')}] -> full [{aps('full COVAL')}] (per-seed "
                   f"{', '.join(f'{d:+.3f}' for d in d_gain)}); weights w_vvcr={cfg.w_vvcr}, "
                   f"w_vicc={cfg.w_vicc}, VVCR target {cfg.vvcr_target}; a {cfg.hidden}-channel "
                   f"circular conv net, {cfg.steps} steps; reported (not binding); {DERIVED}",
-                  statement=CLAIM_SPECS["coval_gain"][0].format(n=n))
+                  statement=CLAIM_SPECS["coval_gain"].statement.format(n=n))
     return table.claims
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.detectrouter.experiments import (
     PAPER,
@@ -49,26 +49,42 @@ from icml26.detectrouter.experiments import (
 CLAIMS_VERSION = 2
 Z_5PCT = 1.645  # one-sided 5% point of N(0, 1): the threshold of a z-normalised score
 
-#: name: (statement, op, threshold, expected, role)
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "mismatch_matters": ("Detection depends on surrogate-source alignment: mean diagonal AUROC "
-                         "minus mean off-diagonal AUROC (white-box sources x pool) >= 0.10",
-                         ">=", 0.10, True, "mechanism"),
-    "no_universal_surrogate": ("No surrogate is best everywhere: every surrogate trails the best "
-                               "one by >= 0.05 AUROC on some source (measured: the min over "
-                               "surrogates of that largest gap)", ">=", 0.05, True, "mechanism"),
-    "router_near_oracle": ("DetectRouter reaches >= 0.9x the AUROC of oracle routing on the "
-                           "mixed-source test set", ">=", 0.9, True, "mechanism"),
-    "router_fpr_calibrated": ("Routed scores share one scale: flagging z >= 1.645 (nominal 5% "
-                              "FPR) flags <= 10% of held-out human texts", "<=", 0.10, True,
-                              "check"),
-    "router_beats_fixed": ("DetectRouter beats the best fixed surrogate (\"consistent "
-                           "improvements across multiple detection criteria and model "
-                           "families\"): on the mixed-source test set by >= 0.02 AUROC", ">=",
-                           0.02, True, "headline"),  # 0.049-0.111, seeds 0-11
-    "stage2_helps_blackbox": ("Stage 2 (aligning prototype distances with detection scores) "
-                              "raises the AUROC on black-box sources (stage 1+2 minus stage 1)",
-                              ">", 0.0, True, "mechanism"),  # 0.20-0.27 on seeds 0-11
+    "mismatch_matters": ClaimSpec(
+        statement="Detection depends on surrogate-source alignment: mean diagonal AUROC minus "
+                  "mean off-diagonal AUROC (white-box sources x pool) >= 0.10",
+        op=">=", threshold=0.10, expected=True, role="mechanism", unit="mean",
+        source="detection performance varies substantially depending on surrogate-source "
+               "alignment"),
+    "no_universal_surrogate": ClaimSpec(
+        statement="No surrogate is best everywhere: every surrogate trails the best one by >= "
+                  "0.05 AUROC on some source (measured: the min over surrogates of that largest "
+                  "gap)",
+        op=">=", threshold=0.05, expected=True, role="mechanism", unit="each",
+        source="no single surrogate achieves optimal performance universally"),
+    "router_near_oracle": ClaimSpec(
+        statement="DetectRouter reaches >= 0.9x the AUROC of oracle routing on the "
+                  "mixed-source test set",
+        op=">=", threshold=0.9, expected=True, role="mechanism", unit="mean",
+        source="selecting the most appropriate surrogate for each input"),
+    "router_fpr_calibrated": ClaimSpec(
+        statement="Routed scores share one scale: flagging z >= 1.645 (nominal 5% FPR) flags "
+                  "<= 10% of held-out human texts",
+        op="<=", threshold=0.10, expected=True, role="check", unit="each", source=""),
+    "router_beats_fixed": ClaimSpec(  # 0.049-0.111, seeds 0-11
+        statement="DetectRouter beats the best fixed surrogate (\"consistent improvements "
+                  "across multiple detection criteria and model families\"): on the "
+                  "mixed-source test set by >= 0.02 AUROC",
+        op=">=", threshold=0.02, expected=True, role="headline", unit="mean",
+        source="consistent improvements across multiple detection criteria and model "
+               "families"),
+    "stage2_helps_blackbox": ClaimSpec(  # 0.20-0.27 on seeds 0-11
+        statement="Stage 2 (aligning prototype distances with detection scores) raises the "
+                  "AUROC on black-box sources (stage 1+2 minus stage 1)",
+        op=">", threshold=0.0, expected=True, role="mechanism", unit="mean",
+        source="the second generalizes to black-box sources by aligning geometric distances "
+               "with observed detection scores"),
 }
 ROUTER_CLAIMS = ("router_near_oracle", "router_fpr_calibrated", "router_beats_fixed",
                  "stage2_helps_blackbox")

@@ -15,7 +15,7 @@ evidence about LLM agents) and ``isolated_is_competence`` (the tests catch every
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.evoclaw.experiments import (
     PAPER,
@@ -25,23 +25,31 @@ from icml26.evoclaw.experiments import (
     figure_reconstruction_data,
 )
 
-#: name: (statement, op, threshold, expected, role)
+#: the abstract's sentence the headlines quote (``source``)
+DEEPCOMMIT = ("an agentic pipeline that reconstructs verifiable Milestone DAGs from noisy commit "
+              "logs")
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "dag_recovered": ('"reconstructs verifiable Milestone DAGs from noisy commit logs" '
-                      "(DeepCommit's task, on synthetic logs with known milestones): adjusted "
-                      "Rand index of the commit clustering at noise 0.2, worst repository, "
-                      ">= 0.8", ">=", 0.8, True, "headline"),
-    "edges_recovered": ('"reconstructs verifiable Milestone DAGs from noisy commit logs": the '
-                        "dependency edges, from symbol def/use on synthetic logs: edge F1 at "
-                        "noise 0.2, worst repository, >= 0.7", ">=", 0.7, True, "headline"),
-    "continuous_drop": ("Harness check, not the paper's LLM result: continuous grading carries "
-                        "the agent's own code state, so an upstream bug fails downstream "
-                        "tests; a simulated agent of per-milestone competence p = 0.85 "
-                        "(independent errors, built in) scores >= 0.2 lower continuous than "
-                        "isolated", ">=", 0.2, True, "check"),
-    "isolated_is_competence": ("Harness check: isolated evaluation measures competence, "
-                               "|isolated resolve rate - p| <= 0.03 (the tests catch every "
-                               "bug, the reference passes)", "<=", 0.03, True, "check"),
+    "dag_recovered": ClaimSpec(
+        statement='"reconstructs verifiable Milestone DAGs from noisy commit logs" '
+                  "(DeepCommit's task, on synthetic logs with known milestones): adjusted Rand "
+                  "index of the commit clustering at noise 0.2, worst repository, >= 0.8",
+        op=">=", threshold=0.8, expected=True, role="headline", unit="each", source=DEEPCOMMIT),
+    "edges_recovered": ClaimSpec(
+        statement='"reconstructs verifiable Milestone DAGs from noisy commit logs": the '
+                  "dependency edges, from symbol def/use on synthetic logs: edge F1 at noise "
+                  "0.2, worst repository, >= 0.7",
+        op=">=", threshold=0.7, expected=True, role="headline", unit="each", source=DEEPCOMMIT),
+    "continuous_drop": ClaimSpec(
+        statement="Harness check, not the paper's LLM result: continuous grading carries the "
+                  "agent's own code state, so an upstream bug fails downstream tests; a "
+                  "simulated agent of per-milestone competence p = 0.85 (independent errors, "
+                  "built in) scores >= 0.2 lower continuous than isolated",
+        op=">=", threshold=0.2, expected=True, role="check", unit="each", source=""),
+    "isolated_is_competence": ClaimSpec(
+        statement="Harness check: isolated evaluation measures competence, |isolated resolve "
+                  "rate - p| <= 0.03 (the tests catch every bug, the reference passes)",
+        op="<=", threshold=0.03, expected=True, role="check", unit="each", source=""),
 }
 RECON_CLAIMS = ("dag_recovered", "edges_recovered")
 EVOLUTION_CLAIMS = ("continuous_drop", "isolated_is_competence")

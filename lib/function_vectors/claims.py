@@ -38,7 +38,8 @@ in the top-3 heads on 1, 5, 12, 16 (and no ICL on 14); where an FV formed (12 se
 headline additivity and reweighting claims held on 11-12 of 12, and shuffled-label recovery
 (seeds 9, 10) or the random control (8, 15) failed. Late emergence did not predict the failure
 on the fresh seeds (12 and 16 emerged at 1750 / 1500 steps without an FV, 8 at 2000 with one).
-So the paper stays blocked (``benchmarks/function_vectors_seeds.csv``, ``hold_rates.csv``).
+So the paper stays blocked (``benchmarks/function_vectors_seeds.csv``, computed before the
+numeric pins).
 
 Shortcuts every note names: the model of seeds 0-6 at quick scale is the shipped one
 (``lib/data/function_vectors_seed{S}.pt``, fp16, named in the note by its sha256; training is
@@ -51,7 +52,7 @@ from __future__ import annotations
 
 import math
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.function_vectors.experiments import (
     PAPER,
@@ -69,76 +70,98 @@ from icml26.function_vectors.figures import (
     figure_reweighting_data,
 )
 
-SPECS = {  # name: (statement, op, threshold, expected); CLAIM_SPECS adds quotes and roles
-    "icl_emerged": (
-        "The trained toy model does in-context learning (clean 6-shot accuracy)",
-        ">=", 0.85, True),
-    "cie_top_effect": (
-        "Patching the top-3 heads together with their task means restores the answer on "
-        "shuffled prompts (joint AIE, as a function vector acts)",
-        ">=", 0.3, True),
-    "cie_top_effect_single_head": (
-        "... one head at a time (summed single-head AIE of the top 3; the heads are redundant)",
-        ">=", 0.3, False),
-    "cie_concentrated": (
-        "The top-3 of 12 heads carry most of the positive single-head AIE (share)",
-        ">=", 0.8, True),
-    "replacement_zero_shot": (
-        "Replacing the FV heads' outputs with the task mean raises zero-shot accuracy, with the "
-        "context control (gain over the control alone)",
-        ">=", 0.4, True),
-    "zero_shot_context_control": (
-        "The context control alone (other layer-0 heads := task-agnostic n-shot mean) does not "
-        "raise zero-shot accuracy (gain)",
-        "<=", 0.05, True),
-    "replacement_zero_shot_plain": (
-        "Todd-style: replacing the FV heads alone raises zero-shot accuracy (gain, no context)",
-        ">=", 0.4, False),
-    "replacement_shuffled": (
-        "Replacing the FV heads' outputs with the task mean raises shuffled-label 6-shot "
-        "accuracy (gain)",
-        ">=", 0.5, True),
-    "other_task_no_gain": (
-        "Another task's mean does not raise accuracy on the true task (largest gain)",
-        "<=", 0.05, True),
-    "random_no_gain": (
-        "A random vector of equal norm does not raise accuracy (largest gain)",
-        "<=", 0.03, True),
-    "additivity_shared": (
-        "The FV is a position-shared linear combination of sub-FVs (worst held-out R^2 over n"
-        " >= 3, all-informative and training-mix prompts)",
-        ">=", 0.7, True),
-    "additivity_margin": (
-        "... and the fit is specific: R^2 minus the other-task control (worst over n >= 3)",
-        ">=", 0.4, True),
-    "reweighting_in_context": (
-        "In context the FV heads attend more to informative demonstrations (informative / Z "
-        "mass, matched slots)",
-        ">=", 1.5, True),
-    "reweighting_vs_isolated": (
-        "The reweighting comes from context: in-context ratio / isolated (1-shot) ratio",
-        ">=", 1.5, True),
-    "reweighting_p": (
-        "Paired permutation test of in-context vs isolated reweighting",
-        "<", 0.01, True),
-    "reweighting_keys": (
-        "Isolated keys in the same softmax do not already produce it: in-context ratio / "
-        "isolated-keys ratio",
-        ">=", 1.5, False),
-    "qk_share_ambiguous": (
-        "With ambiguous demonstrations the contextualisation gain goes through QK: (QK - "
-        "neither) / (both - neither), zero-shot with the context control",
-        ">=", 0.5, False),
-    "qk_beats_v": (
-        "... and QK-only beats V-only (accuracy difference, ambiguous panel)",
-        ">", 0.0, False),
-    "todd_additive_gain": (
-        "Todd et al.'s additive FV raises zero-shot accuracy (best layer)",
-        ">=", 0.4, False),
-    "fv_single_head": (
-        "One head carries the FV: top AIE / 90th percentile |AIE| of the other heads (spec "
-        "prototype D)",
-        ">=", 5.0, False),
+#: the abstract's definition of a function vector: what the FV heads' causal effect and its
+#: transfer rest on
+FV_DEFINITION = ("a model’s function vector (FV)--a causal activation direction that drives "
+                 "task behavior on the ICL query")
+
+SPECS = {  # name: the row; CLAIM_SPECS adds the headlines' quotes to the statement
+    "icl_emerged": ClaimSpec(
+        statement="The trained toy model does in-context learning (clean 6-shot accuracy)",
+        op=">=", threshold=0.85, expected=True, role="check", unit="each", source=""),
+    "cie_top_effect": ClaimSpec(
+        statement="Patching the top-3 heads together with their task means restores the "
+                  "answer on shuffled prompts (joint AIE, as a function vector acts)",
+        op=">=", threshold=0.3, expected=True, role="mechanism", unit="each",
+        source=FV_DEFINITION),
+    "cie_top_effect_single_head": ClaimSpec(
+        statement="... one head at a time (summed single-head AIE of the top 3; the heads are "
+                  "redundant)",
+        op=">=", threshold=0.3, expected=False, role="finding", unit="each", source=""),
+    "cie_concentrated": ClaimSpec(
+        statement="The top-3 of 12 heads carry most of the positive single-head AIE (share)",
+        op=">=", threshold=0.8, expected=True, role="mechanism", unit="each",
+        source=FV_DEFINITION),
+    "replacement_zero_shot": ClaimSpec(
+        statement="Replacing the FV heads' outputs with the task mean raises zero-shot "
+                  "accuracy, with the context control (gain over the control alone)",
+        op=">=", threshold=0.4, expected=True, role="mechanism", unit="each",
+        source=FV_DEFINITION),
+    "zero_shot_context_control": ClaimSpec(
+        statement="The context control alone (other layer-0 heads := task-agnostic n-shot "
+                  "mean) does not raise zero-shot accuracy (gain)",
+        op="<=", threshold=0.05, expected=True, role="check", unit="each", source=""),
+    "replacement_zero_shot_plain": ClaimSpec(
+        statement="Todd-style: replacing the FV heads alone raises zero-shot accuracy (gain, no "
+                  "context)",
+        op=">=", threshold=0.4, expected=False, role="finding", unit="each", source=""),
+    "replacement_shuffled": ClaimSpec(
+        statement="Replacing the FV heads' outputs with the task mean raises shuffled-label "
+                  "6-shot accuracy (gain)",
+        op=">=", threshold=0.5, expected=True, role="mechanism", unit="each",
+        source=FV_DEFINITION),
+    "other_task_no_gain": ClaimSpec(
+        statement="Another task's mean does not raise accuracy on the true task (largest gain)",
+        op="<=", threshold=0.05, expected=True, role="check", unit="each", source=""),
+    "random_no_gain": ClaimSpec(
+        statement="A random vector of equal norm does not raise accuracy (largest gain)",
+        op="<=", threshold=0.03, expected=True, role="check", unit="each", source=""),
+    "additivity_shared": ClaimSpec(
+        statement="The FV is a position-shared linear combination of sub-FVs (worst held-out "
+                  "R^2 over n >= 3, all-informative and training-mix prompts)",
+        op=">=", threshold=0.7, expected=True, role="headline", unit="each",
+        source="an $n$-shot FV is well-approximated by a linear combination of example-level "
+               "sub-FVs"),
+    "additivity_margin": ClaimSpec(
+        statement="... and the fit is specific: R^2 minus the other-task control (worst over "
+                  "n >= 3)",
+        op=">=", threshold=0.4, expected=True, role="check", unit="each", source=""),
+    "reweighting_in_context": ClaimSpec(
+        statement="In context the FV heads attend more to informative demonstrations "
+                  "(informative / Z mass, matched slots)",
+        op=">=", threshold=1.5, expected=True, role="headline", unit="each",
+        source="attention shifts toward examples that are more informative and less "
+               "ambiguous under the context"),
+    "reweighting_vs_isolated": ClaimSpec(
+        statement="The reweighting comes from context: in-context ratio / isolated (1-shot) "
+                  "ratio",
+        op=">=", threshold=1.5, expected=True, role="headline", unit="each",
+        source="models contextualize individual examples' representations based on prior "
+               "examples to adaptively reweight which demonstrations dominate the FV"),
+    "reweighting_p": ClaimSpec(
+        statement="Paired permutation test of in-context vs isolated reweighting",
+        op="<", threshold=0.01, expected=True, role="check", unit="each", source=""),
+    "reweighting_keys": ClaimSpec(
+        statement="Isolated keys in the same softmax do not already produce it: in-context "
+                  "ratio / isolated-keys ratio",
+        op=">=", threshold=1.5, expected=False, role="check", unit="each", source=""),
+    "qk_share_ambiguous": ClaimSpec(
+        statement="With ambiguous demonstrations the contextualisation gain goes through QK: "
+                  "(QK - neither) / (both - neither), zero-shot with the context control",
+        op=">=", threshold=0.5, expected=False, role="headline", unit="each",
+        source="contextualization’s most consistent contributions to FV quality arise from "
+               "Query–Key alignment--particularly in ambiguous settings"),
+    "qk_beats_v": ClaimSpec(
+        statement="... and QK-only beats V-only (accuracy difference, ambiguous panel)",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source="while Value-mediated effects are more heterogeneous"),
+    "todd_additive_gain": ClaimSpec(
+        statement="Todd et al.'s additive FV raises zero-shot accuracy (best layer)",
+        op=">=", threshold=0.4, expected=False, role="finding", unit="each", source=""),
+    "fv_single_head": ClaimSpec(
+        statement="One head carries the FV: top AIE / 90th percentile |AIE| of the other heads "
+                  "(spec prototype D)",
+        op=">=", threshold=5.0, expected=False, role="finding", unit="each", source=""),
 }
 
 # measured on the FV heads: meaningful only where their joint effect holds (the gate)
@@ -147,22 +170,10 @@ GATED = ("additivity_shared", "additivity_margin", "reweighting_in_context",
          "qk_beats_v")
 
 
-EXPECTED = {name: row[3] for name, row in SPECS.items()}
+EXPECTED = {name: row.expected for name, row in SPECS.items()}
 
-#: each claim's role (:data:`icml26.claims.ROLES`): the abstract's results (additivity,
-#: context reweighting, QK vs V) are the headlines; the FV heads' causal effect and transfer
-#: are what they rest on; the controls, the test and the harness precondition are checks
-ROLES = {
-    "icl_emerged": "check", "cie_top_effect": "mechanism",
-    "cie_top_effect_single_head": "mechanism", "cie_concentrated": "mechanism",
-    "replacement_zero_shot": "mechanism", "zero_shot_context_control": "check",
-    "replacement_zero_shot_plain": "mechanism", "replacement_shuffled": "mechanism",
-    "other_task_no_gain": "check", "random_no_gain": "check",
-    "additivity_shared": "headline", "additivity_margin": "check",
-    "reweighting_in_context": "headline", "reweighting_vs_isolated": "headline",
-    "reweighting_p": "check", "reweighting_keys": "check", "qk_share_ambiguous": "headline",
-    "qk_beats_v": "headline", "todd_additive_gain": "check", "fv_single_head": "mechanism",
-}
+#: each claim's role (:data:`icml26.claims.ROLES`), from the rows
+ROLES = {name: row.role for name, row in SPECS.items()}
 #: the abstract's words each headline statement quotes
 QUOTES = {
     "additivity_shared": "an n-shot FV is well-approximated by a linear combination of "
@@ -177,11 +188,11 @@ QUOTES = {
     "qk_beats_v": "while Value-mediated effects are more heterogeneous",
 }
 
-#: name: (statement, op, threshold, expected at quick scale, role), static (the statements
-#: of the headlines quote the abstract); ``claims_for`` builds its table from these rows
+#: name: the row at quick scale, static (the statements of the headlines quote the
+#: abstract); ``claims_for`` builds its table from these rows
 CLAIM_SPECS = {
-    name: ((f'{row[0]} ("{QUOTES[name]}")' if name in QUOTES else row[0]), *row[1:4],
-           ROLES[name])
+    name: (row._replace(statement=f'{row.statement} ("{QUOTES[name]}")') if name in QUOTES
+           else row)
     for name, row in SPECS.items()}
 
 
@@ -211,7 +222,7 @@ def claims_for(cfg: FVConfig, seed: int = 0, device: str = "cpu",
     compute)."""
     resolve_device(device)
     expected = {**EXPECTED, **(expected or {})}
-    table = ClaimTable(PAPER, {n: (*row[:3], expected[n], row[4])
+    table = ClaimTable(PAPER, {n: row._replace(expected=expected[n])
                                for n, row in CLAIM_SPECS.items()})
     rest = [n for n in SPECS if n != "icl_emerged"]
     try:
@@ -239,7 +250,7 @@ def measure(cfg: FVConfig, seed: int) -> dict[str, tuple[float, str]]:
     """``{claim: (measured, note)}`` for every claim but ``icl_emerged``."""
     v = _cie_claims(cfg, seed)
     v.update(_intervention_claims(cfg, seed))
-    joint, threshold = v["cie_top_effect"][0], SPECS["cie_top_effect"][2]
+    joint, threshold = v["cie_top_effect"][0], SPECS["cie_top_effect"].threshold
     if joint >= threshold:
         v.update(_headline_claims(cfg, seed))
     else:

@@ -37,31 +37,40 @@ from __future__ import annotations
 
 import torch
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import generator, resolve_device
 from icml26.grids.experiments import PAPER, GridsConfig, claim_rows, config_for, figure_flops_data
 from icml26.kernels.grid_sample import grid_sample, grid_sample_ref
 
 CLAIMS_VERSION = 2  # 2: the second design (issue 35), see the module docstring
 
-#: name: (statement, op, threshold, expected, role)
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "pruning_loses_geometry": ("Discrete learned top-K pruning to 4 tokens loses the geometry "
-                               "GridS keeps (\"aggressive compression using pruning inevitably "
-                               "discards critical geometric details like contact points\"; "
-                               "\"GridS preserves essential spatial information\"): "
-                               "error(top-K@4) / error(GridS@4) >= 1.5 (contact point, px)",
-                               ">=", 1.5, True, "headline"),
-    "sampler_gradients_exact": ("The bilinear sampler's forward, feature gradient and "
-                                "coordinate gradient match F.grid_sample within the kernel "
-                                "tests' rule (measured: max err / (2 torch err + floor), vs "
-                                "float64)", "<=", 1.0, True, "check"),
-    "grids4_matches_full": ("GridS with 4 tokens matches all tokens (\"with fewer than 10% "
-                            "original visual tokens\" ... \"no degradation in the success "
-                            "rate\"): success(GridS@4) - success(all) >= -0.03 (success: "
-                            "contact error < 2 px)", ">=", -0.03, False, "headline"),
-    "flops_cut": ("Head FLOPs at K=16 are <= 24% of those at K=256 (the paper's 76% fewer "
-                  "FLOPs; analytic L(24Nd^2 + 4N^2 d))", "<=", 0.24, True, "check"),
+    "pruning_loses_geometry": ClaimSpec(
+        statement="Discrete learned top-K pruning to 4 tokens loses the geometry GridS keeps "
+                  "(\"aggressive compression using pruning inevitably discards critical "
+                  "geometric details like contact points\"; \"GridS preserves essential "
+                  "spatial information\"): error(top-K@4) / error(GridS@4) >= 1.5 (contact "
+                  "point, px)",
+        op=">=", threshold=1.5, expected=True, role="headline", unit="mean",
+        source="GridS preserves essential spatial information while achieving drastic "
+               "compression"),
+    "sampler_gradients_exact": ClaimSpec(
+        statement="The bilinear sampler's forward, feature gradient and coordinate gradient "
+                  "match F.grid_sample within the kernel tests' rule (measured: max err / (2 "
+                  "torch err + floor), vs float64)",
+        op="<=", threshold=1.0, expected=True, role="check", unit="each", source=""),
+    "grids4_matches_full": ClaimSpec(
+        statement="GridS with 4 tokens matches all tokens (\"with fewer than 10% original "
+                  "visual tokens\" ... \"no degradation in the success rate\"): "
+                  "success(GridS@4) - success(all) >= -0.03 (success: contact error < 2 px)",
+        op=">=", threshold=-0.03, expected=False, role="headline", unit="mean",
+        source="GridS achieves a 76\\% reduction in FLOPs with no degradation in the success "
+               "rate"),
+    "flops_cut": ClaimSpec(
+        statement="Head FLOPs at K=16 are <= 24% of those at K=256 (the paper's 76% fewer "
+                  "FLOPs; analytic L(24Nd^2 + 4N^2 d))",
+        op="<=", threshold=0.24, expected=True, role="check", unit="each", source=""),
 }
 #: float32 rounding floor for values of O(10) summed over <= 64 channels
 GRAD_FLOOR = 1e-5

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.gsrq.experiments import (
     PAPER,
@@ -20,31 +20,42 @@ from icml26.gsrq.experiments import (
     lm_config,
 )
 
-#: name: (statement, op, threshold, expected, role); ``{...}`` fields are completed from the
-#: config. Roles: the abstract's results are GSKM's "improves directional fidelity while
-#: matching ... l2 distortion" and GSRQ's 1-bit win over a KV-cache RQ baseline (headlines);
-#: the shrinkage it "identif[ies]" and the per-token gain variant are what the method rests on
-#: and shows along the way (mechanism).
+#: name: ClaimSpec; ``{...}`` fields are completed from the config. Roles: the abstract's
+#: results are GSKM's "improves directional fidelity while matching ... l2 distortion" and
+#: GSRQ's 1-bit win over a KV-cache RQ baseline (headlines); the shrinkage it "identif[ies]"
+#: is what the method rests on (mechanism); the per-token gain variant is the spec's
+#: extension (finding: the abstract names no per-token gain).
+GSKM = ("a drop-in replacement for $K$-means that improves directional fidelity while matching, "
+        "and in some regimes improving, $\\ell_2$ distortion")
 CLAIM_SPECS = {
-    "kmeans_shrinks": ("l2 k-means reconstructions shrink (\"Euclidean centroid averaging can "
-                       "induce centroid shrinkage\"): mean ||x_hat||/||x|| < 0.9 at "
-                       "K={codes}, one stage, d={dim}", "<", 0.9, True, "mechanism"),
-    "gskm_direction": ("GSKM \"improves directional fidelity\": on equal-norm data "
-                       "(K={codes}, {stages} stages) GSKM's mean cosine is >= k-means' + 0.005",
-                       ">=", 0.005, True, "headline"),
-    "gskm_l2_matched": ("GSKM improves direction \"while matching, and in some regimes "
-                        "improving, l2 distortion\": on equal-norm data (K={codes}, {stages} "
-                        "stages) GSKM's relative l2 is <= 1.02x k-means'", "<=", 1.02, True,
-                        "headline"),
-    "per_token_gain_heavy_tail": ("With heavy-tailed norms a per-token gain keeps relative l2 "
-                                  "within 1.05x of k-means while raising the cosine "
-                                  "(measured: min(1.05 - l2 ratio, cosine gain))", ">", 0.0,
-                                  True, "mechanism"),  # holds on seeds 0-6 (held-out l2
-    # ratio 0.90-0.93)
-    "tiny_lm_one_bit": ("\"At 1-bit\" GSRQ \"substantially improves over strong KV cache "
-                        "quantization baselines\": at {bits:g} bit per element GSRQ beats "
-                        "RQ-kmeans on the tiny LM's perplexity and passkey accuracy (measured: "
-                        "min(log ppl gap, accuracy gap))", ">", 0.0, False, "headline"),
+    "kmeans_shrinks": ClaimSpec(
+        statement="l2 k-means reconstructions shrink (\"Euclidean centroid averaging can induce "
+                  "centroid shrinkage\"): mean ||x_hat||/||x|| < 0.9 at K={codes}, one stage, "
+                  "d={dim}",
+        op="<", threshold=0.9, expected=True, role="mechanism", unit="each",
+        source="Euclidean centroid averaging can induce centroid shrinkage"),
+    "gskm_direction": ClaimSpec(
+        statement="GSKM \"improves directional fidelity\": on equal-norm data (K={codes}, "
+                  "{stages} stages) GSKM's mean cosine is >= k-means' + 0.005",
+        op=">=", threshold=0.005, expected=True, role="headline", unit="mean", source=GSKM),
+    "gskm_l2_matched": ClaimSpec(
+        statement="GSKM improves direction \"while matching, and in some regimes improving, l2 "
+                  "distortion\": on equal-norm data (K={codes}, {stages} stages) GSKM's "
+                  "relative l2 is <= 1.02x k-means'",
+        op="<=", threshold=1.02, expected=True, role="headline", unit="mean", source=GSKM),
+    "per_token_gain_heavy_tail": ClaimSpec(  # holds on seeds 0-6 (held-out l2 ratio 0.90-0.93)
+        statement="With heavy-tailed norms a per-token gain keeps relative l2 within 1.05x of "
+                  "k-means while raising the cosine (measured: min(1.05 - l2 ratio, cosine "
+                  "gain))",
+        op=">", threshold=0.0, expected=True, role="finding", unit="mean", source=""),
+    "tiny_lm_one_bit": ClaimSpec(
+        statement="\"At 1-bit\" GSRQ \"substantially improves over strong KV cache quantization "
+                  "baselines\": at {bits:g} bit per element GSRQ beats RQ-kmeans on the tiny "
+                  "LM's perplexity and passkey accuracy (measured: min(log ppl gap, accuracy "
+                  "gap))",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source="GSRQ substantially improves over strong KV cache quantization baselines across "
+               "bit rates"),
 }
 SYNTHETIC_CLAIMS = ("kmeans_shrinks", "gskm_direction", "gskm_l2_matched",
                     "per_token_gain_heavy_tail")
@@ -69,8 +80,8 @@ def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Cla
 def statement(name: str, cfg: GSRQConfig) -> str:
     """The claim row's statement with the config's codebook, stages and dimension."""
     lm_bits = cfg.lm_stages * math.log2(cfg.lm_codes) / lm_config(cfg).head_dim
-    return CLAIM_SPECS[name][0].format(codes=cfg.n_codes, stages=cfg.claim_stages,
-                                       dim=cfg.data.dim, bits=lm_bits)
+    return CLAIM_SPECS[name].statement.format(codes=cfg.n_codes, stages=cfg.claim_stages,
+                                                 dim=cfg.data.dim, bits=lm_bits)
 
 
 def claims_for(cfg: GSRQConfig, seed: int = 0, lm: bool = True,

@@ -14,7 +14,7 @@ names none for it, and its model would add ~17 s of CPU per seed.
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.heima.experiments import PAPER, HeimaConfig, config_for, trained
 
@@ -23,37 +23,50 @@ from icml26.heima.experiments import PAPER, HeimaConfig, config_for, trained
 #: so the first design's hold rates must not stand for them.
 CLAIMS_VERSION = 2
 
-#: name: (statement, op, threshold, expected, role); ``{...}`` fields are completed from the
-#: config.
+#: the abstract's sentence the accuracy rows quote (``source``)
+ACCURACY = ("Heima improves reasoning efficiency, while maintaining or even achieving better "
+            "zero-shot accuracy")
+#: name: ClaimSpec; ``{...}`` fields are completed from the config.
 CLAIM_SPECS = {
-    "interpreter_reads_thinking": (
-        "At {hops} hops the interpreter reconstructs every stage's content from its thinking "
-        "state (\"the interpreter reconstructs coherent reasoning progresses from compressed "
-        "thinking tokens\"; min over stages of content-token accuracy >= 0.75)", ">=", 0.75,
-        True, "headline"),
-    "information_gap_control": (
-        "From thinking states shuffled across prompts the interpreter is at chance (max over "
-        "stages of accuracy - 1/M <= 0.05)", "<=", 0.05, True, "check"),
-    "thinking_needs_decoder": (
-        "The interpreter loss is what makes thinking tokens reason: answer accuracy of Heima "
-        "- pause tokens (same tokens, no decoder loss) >= 0.25 at {hops} hops", ">=", 0.25,
-        True, "mechanism"),
-    "accuracy_maintained": (
-        "At {hops} hops Heima's answer accuracy is within 5 points of full CoT's (\"while "
-        "maintaining or even achieving better zero-shot accuracy\"; Heima - CoT >= -0.05)",
-        ">=", -0.05, True, "headline"),
-    "beats_no_cot": (
-        "At {hops} hops Heima's answer accuracy beats no-CoT's by >= 25 points (the thinking "
-        "tokens carry reasoning: \"preserving essential reasoning\")", ">=", 0.25, True,
-        "mechanism"),
-    "token_reduction": (
-        "Heima generates >= 4x fewer tokens than verbose CoT (\"Heima improves reasoning "
-        "efficiency\"; tokens emitted up to the answer, greedy decoding, {hops} hops)", ">=",
-        4.0, True, "headline"),
-    "accuracy_maintained_3hops": (
-        "At {limit} hops Heima's answer accuracy is within 5 points of full CoT's (\"while "
-        "maintaining or even achieving better zero-shot accuracy\")", ">=", -0.05, False,
-        "headline"),
+    "interpreter_reads_thinking": ClaimSpec(
+        statement="At {hops} hops the interpreter reconstructs every stage's content from its "
+                  "thinking state (\"the interpreter reconstructs coherent reasoning progresses "
+                  "from compressed thinking tokens\"; min over stages of content-token accuracy "
+                  ">= 0.75)",
+        op=">=", threshold=0.75, expected=True, role="headline", unit="each",
+        source="the interpreter reconstructs coherent reasoning progresses from compressed "
+               "thinking tokens"),
+    "information_gap_control": ClaimSpec(
+        statement="From thinking states shuffled across prompts the interpreter is at chance "
+                  "(max over stages of accuracy - 1/M <= 0.05)",
+        op="<=", threshold=0.05, expected=True, role="check", unit="each", source=""),
+    "thinking_needs_decoder": ClaimSpec(
+        statement="The interpreter loss is what makes thinking tokens reason: answer accuracy "
+                  "of Heima - pause tokens (same tokens, no decoder loss) >= 0.25 at {hops} "
+                  "hops",
+        op=">=", threshold=0.25, expected=True, role="finding", unit="mean", source=""),
+    "accuracy_maintained": ClaimSpec(
+        statement="At {hops} hops Heima's answer accuracy is within 5 points of full CoT's "
+                  "(\"while maintaining or even achieving better zero-shot accuracy\"; Heima - "
+                  "CoT >= -0.05)",
+        op=">=", threshold=-0.05, expected=True, role="headline", unit="mean",
+        source=ACCURACY),
+    "beats_no_cot": ClaimSpec(
+        statement="At {hops} hops Heima's answer accuracy beats no-CoT's by >= 25 points (the "
+                  "thinking tokens carry reasoning: \"preserving essential reasoning\")",
+        op=">=", threshold=0.25, expected=True, role="mechanism", unit="mean",
+        source="preserving essential reasoning while removing redundancy"),
+    "token_reduction": ClaimSpec(
+        statement="Heima generates >= 4x fewer tokens than verbose CoT (\"Heima improves "
+                  "reasoning efficiency\"; tokens emitted up to the answer, greedy decoding, "
+                  "{hops} hops)",
+        op=">=", threshold=4.0, expected=True, role="headline", unit="mean",
+        source="Heima improves reasoning efficiency"),
+    "accuracy_maintained_3hops": ClaimSpec(
+        statement="At {limit} hops Heima's answer accuracy is within 5 points of full CoT's "
+                  "(\"while maintaining or even achieving better zero-shot accuracy\")",
+        op=">=", threshold=-0.05, expected=False, role="headline", unit="mean",
+        source=ACCURACY),
 }
 
 #: checks no realistic injected bug can make fail at this scale (tests/test_status.py): none
@@ -101,7 +114,7 @@ def claims_for(cfg: HeimaConfig, seed: int = 0, device: str = "cpu", reported: b
 
     def add(name, measured, note):
         table.add(name, measured, note,
-                  statement=CLAIM_SPECS[name][0].format(hops=cfg.hops, limit=limit))
+                  statement=CLAIM_SPECS[name].statement.format(hops=cfg.hops, limit=limit))
 
     with table.guard(BINDING):
         ev = {k: trained(cfg, k, seed, progress=progress, device=dev)["eval"]

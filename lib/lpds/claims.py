@@ -4,8 +4,10 @@ Roles (``icml26.claims.ROLES``). Headline, from the abstract: LP-DS "improves a 
 generative policy" (vs the frozen BC policy), "return improvements of up to 25% over prior
 baselines" (vs DSRL and vs residual RL, each tuned with LP-DS's budget), "higher action-space
 entropy than unconstrained noise-space steering" and "improves sample efficiency" (both vs
-DSRL). Mechanism: the trust region holds for the final policy, and its latents stay on the
-prior's support where DSRL's leave it (the project page's contrast).
+DSRL). Mechanism: the trust region holds for the final policy ("constraining deviation from
+the latent prior"). Check: its latents stay on the prior's support where DSRL's leave it (the
+project page's contrast; a guard that the "unconstrained" baseline really leaves the prior,
+which the abstract does not state).
 
 Operating point (fixed before any result of this version): LP-DS has no single delta in the
 abstract or the spec, so every LP-DS claim takes the WORST value over the figure's grid of
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.lpds.experiments import (
     PAPER,
@@ -36,35 +38,51 @@ CLAIMS_VERSION = 2  # 2: worst delta, final-policy trust region, DSRL contrast, 
 
 SUPPORT_LINE = 0.05  # the spec's line: LP-DS below 5% of latents off the 99% ball, DSRL above
 
+RETURN_GAIN = "with return improvements of up to 25\\% over prior baselines"
 CLAIM_SPECS = {
-    "improves_over_bc": (
-        'LP-DS "improves a frozen generative policy": LP-DS return / the frozen BC policy\'s '
-        "return >= 1.10, worst over the trust-region grid", ">=", 1.10, False, "headline"),
-    "return_vs_dsrl": (
-        'LP-DS gives "return improvements of up to 25% over prior baselines" (here: DSRL, '
-        "tuned over 3 values of its noise-space bound, LP-DS over 2 deltas, chosen on a "
-        "validation split): relative return gain > 0, worst delta", ">", 0.0, False,
-        "headline"),
-    "return_vs_residual": (
-        'LP-DS gives "return improvements of up to 25% over prior baselines" (here: residual '
-        "RL, tuned over 3 values of its action bound, LP-DS over 2 deltas, chosen on a "
-        "validation split): relative return gain > 0, worst delta", ">", 0.0, False,
-        "headline"),
-    "trust_region_held": (
-        "The final LP-DS policy keeps E||Delta||^2 / delta <= 1.10 (2048 fresh starts, worst "
-        "delta)", "<=", 1.10, True, "mechanism"),
-    "latents_in_support": (
-        "LP-DS keeps its latents on the prior's support where unconstrained DSRL leaves it: "
-        "share outside the prior's 99% chi^2 ball below 5% for LP-DS (worst delta) and above "
-        "5% for the tuned DSRL; measured: the smaller of the two margins", ">", 0.0, False,
-        "mechanism"),
-    "entropy_vs_dsrl": (
-        'LP-DS keeps "higher action-space entropy than unconstrained noise-space steering": '
-        "H(LP-DS) - H(tuned DSRL) >= 0.3 nats (worst delta, Kozachenko-Leonenko k-NN)", ">=",
-        0.3, True, "headline"),
-    "sample_efficiency": (
-        'LP-DS "improves sample efficiency": episodes to 90% of final return, LP-DS / tuned '
-        "DSRL <= 0.8 (worst delta)", "<=", 0.8, False, "headline"),
+    "improves_over_bc": ClaimSpec(
+        statement='LP-DS "improves a frozen generative policy": LP-DS return / the frozen BC '
+                  "policy's return >= 1.10, worst over the trust-region grid",
+        op=">=", threshold=1.10, expected=False, role="headline", unit="mean",
+        source="improves a frozen generative policy by learning a compact noise-space "
+               "perturbation before decoding"),
+    "return_vs_dsrl": ClaimSpec(
+        statement='LP-DS gives "return improvements of up to 25% over prior baselines" (here: '
+                  "DSRL, tuned over 3 values of its noise-space bound, LP-DS over 2 deltas, "
+                  "chosen on a validation split): relative return gain > 0, worst delta",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source=RETURN_GAIN),
+    "return_vs_residual": ClaimSpec(
+        statement='LP-DS gives "return improvements of up to 25% over prior baselines" (here: '
+                  "residual RL, tuned over 3 values of its action bound, LP-DS over 2 deltas, "
+                  "chosen on a validation split): relative return gain > 0, worst delta",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source=RETURN_GAIN),
+    "trust_region_held": ClaimSpec(
+        statement="The final LP-DS policy keeps E||Delta||^2 / delta <= 1.10 (2048 fresh "
+                  "starts, worst delta)",
+        op="<=", threshold=1.10, expected=True, role="mechanism", unit="each",
+        source="LP-DS optimizes this perturbation with a Lagrangian trust-region objective, "
+               "improving downstream value while constraining deviation from the latent "
+               "prior"),
+    "latents_in_support": ClaimSpec(
+        statement="LP-DS keeps its latents on the prior's support where unconstrained DSRL "
+                  "leaves it: share outside the prior's 99% chi^2 ball below 5% for LP-DS "
+                  "(worst delta) and above 5% for the tuned DSRL; measured: the smaller of the "
+                  "two margins",
+        op=">", threshold=0.0, expected=False, role="check", unit="each", source=""),
+    "entropy_vs_dsrl": ClaimSpec(
+        statement='LP-DS keeps "higher action-space entropy than unconstrained noise-space '
+                  'steering": H(LP-DS) - H(tuned DSRL) >= 0.3 nats (worst delta, '
+                  "Kozachenko-Leonenko k-NN)",
+        op=">=", threshold=0.3, expected=True, role="headline", unit="mean",
+        source="maintaining higher action-space entropy than unconstrained noise-space "
+               "steering"),
+    "sample_efficiency": ClaimSpec(
+        statement='LP-DS "improves sample efficiency": episodes to 90% of final return, LP-DS '
+                  "/ tuned DSRL <= 0.8 (worst delta)",
+        op="<=", threshold=0.8, expected=False, role="headline", unit="mean",
+        source="LP-DS improves sample efficiency, success, and return"),
 }
 
 

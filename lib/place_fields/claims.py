@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import config_for as preset
 from icml26.common import resolve_device
 from icml26.place_fields import lm
@@ -35,45 +35,76 @@ from icml26.place_fields.task import LMConfig, paper_config
 #: holds for seeds 0 and 1 only, so it is reported, not expected.
 EXPECT_EFFICIENCY = False
 
-#: name: (statement, op, threshold, expected, role); a statement that names a config value is
+#: name: ClaimSpec; a statement that names a config value is
 #: completed from the config when the claim is measured. Roles: the abstract's results are
 #: the continuous gradient of place-field widths from decaying grid projections, the
 #: precision / sample-efficiency trade-off and HIPE's data efficiency (headlines); what they
-#: rest on is mechanism (the width range, sigma* following the target's scale, the HIPE
-#: kernels and their shapes; hipe_exp_monotone is our finding about the exp kernel, not a
-#: statement of the paper); plain RoPE's oscillating kernel is the closed-form contrast
-#: that shows the monotonicity claim can fail (check).
+#: rest on is mechanism (the width range, sigma* following the target's scale, the Gaussian
+#: HIPE kernel and the kernels' monotone shape); the exp / power kernels' closed forms (the
+#: spec's extension) and hipe_exp_monotone are findings, not statements of the paper; plain
+#: RoPE's oscillating kernel is the closed-form contrast that shows the monotonicity claim
+#: can fail (check).
 CLAIM_SPECS = {
-    "fwhm_monotone": ("\"Multiscale hippocampal place fields arise from the frequency-dependent "
-                      "decay of grid cell projections\": place-field width grows monotonically "
-                      "with the decay width sigma", ">=", 0.95, True, "headline"),
-    "fwhm_continuous": ("The \"continuous gradient\" arises \"from discrete grid cell "
-                        "inputs\": field width varies continuously although only {n_modules} "
-                        "grid spacings exist", ">=", 20, True, "headline"),
-    "fwhm_range": ("The widest field (max sigma) is at least twice the narrowest "
-                   "(sigma = {sigma0:g})", ">=", 2.0, True, "mechanism"),
-    "sigma_star_tracks_ell": ("The optimal field width sigma* grows with the target's "
-                              "length-scale ell", ">=", 0.9, True, "mechanism"),
-    "mse_u_shaped": ("\"A fundamental trade-off between spatial precision and sample "
-                     "efficiency\": test MSE is U-shaped in sigma, both ends >= 1.2x the "
-                     "minimum", ">=", 1.2, True, "headline"),
-    "hipe_gaussian_width": ("Gaussian HIPE gives a place field of half-width 1.18 sigma", "<=",
-                            0.1, True, "mechanism"),
-    "hipe_gaussian_fit": ("The Gaussian HIPE kernel is a Gaussian of width sigma", ">=", 0.99,
-                          True, "mechanism"),
-    "hipe_other_decays_fit": ("exp / power HIPE kernels match exp(-|Delta|/sigma) and "
-                              "sigma²/(sigma²+Delta²)", ">=", 0.95, False, "mechanism"),
-    "hipe_monotone": ("Gaussian and power HIPE kernels decrease monotonically on "
-                      "[0, {window:g} sigma]", "<", 1e-3, True, "mechanism"),
-    "hipe_exp_monotone": ("The exp-decay HIPE kernel decreases monotonically on "
-                          "[0, {window:g} sigma]", "<", 1e-3, False, "finding"),
-    "rope_not_monotone": ("Plain RoPE's kernel oscillates (is not monotone) on "
-                          "[0, {max_dist}]", ">", 1e-3, True, "check"),
-    "hipe_data_efficiency": ("\"This mechanism effectively improves data efficiency\": "
-                             "multi-sigma HIPE reaches a lower validation loss than RoPE at "
-                             "the two smallest data sizes (by > 1 SE) and is no worse than "
-                             "0.02 nats at the largest", ">", 0.0, EXPECT_EFFICIENCY,
-                             "headline"),
+    "fwhm_monotone": ClaimSpec(
+        statement="\"Multiscale hippocampal place fields arise from the frequency-dependent "
+                  "decay of grid cell projections\": place-field width grows monotonically "
+                  "with the decay width sigma",
+        op=">=", threshold=0.95, expected=True, role="headline", unit="each",
+        source="multiscale hippocampal place fields arise from the frequency-dependent decay "
+               "of grid cell projections"),
+    "fwhm_continuous": ClaimSpec(
+        statement="The \"continuous gradient\" arises \"from discrete grid cell inputs\": field "
+                  "width varies continuously although only {n_modules} grid spacings exist",
+        op=">=", threshold=20, expected=True, role="headline", unit="each",
+        source="this continuous gradient from discrete grid cell inputs"),
+    "fwhm_range": ClaimSpec(
+        statement="The widest field (max sigma) is at least twice the narrowest "
+                  "(sigma = {sigma0:g})",
+        op=">=", threshold=2.0, expected=True, role="mechanism", unit="each",
+        source="how multiscale hippocampal place fields arise from the frequency-dependent "
+               "decay of grid cell projections"),
+    "sigma_star_tracks_ell": ClaimSpec(
+        statement="The optimal field width sigma* grows with the target's length-scale ell",
+        op=">=", threshold=0.9, expected=True, role="mechanism", unit="each",
+        source="managing a fundamental trade-off between spatial precision and sample "
+               "efficiency"),
+    "mse_u_shaped": ClaimSpec(
+        statement="\"A fundamental trade-off between spatial precision and sample "
+                  "efficiency\": test MSE is U-shaped in sigma, both ends >= 1.2x the minimum",
+        op=">=", threshold=1.2, expected=True, role="headline", unit="each",
+        source="a fundamental trade-off between spatial precision and sample efficiency"),
+    "hipe_gaussian_width": ClaimSpec(
+        statement="Gaussian HIPE gives a place field of half-width 1.18 sigma",
+        op="<=", threshold=0.1, expected=True, role="mechanism", unit="each",
+        source="we incorporate a hippocampus-inspired positional embedding (HIPE) into the "
+               "Transformer architecture to induce multi-scale representation"),
+    "hipe_gaussian_fit": ClaimSpec(
+        statement="The Gaussian HIPE kernel is a Gaussian of width sigma",
+        op=">=", threshold=0.99, expected=True, role="mechanism", unit="each",
+        source="we incorporate a hippocampus-inspired positional embedding (HIPE) into the "
+               "Transformer architecture to induce multi-scale representation"),
+    "hipe_other_decays_fit": ClaimSpec(
+        statement="exp / power HIPE kernels match exp(-|Delta|/sigma) and "
+                  "sigma²/(sigma²+Delta²)",
+        op=">=", threshold=0.95, expected=False, role="finding", unit="each", source=""),
+    "hipe_monotone": ClaimSpec(
+        statement="Gaussian and power HIPE kernels decrease monotonically on "
+                  "[0, {window:g} sigma]",
+        op="<", threshold=1e-3, expected=True, role="mechanism", unit="each",
+        source="we incorporate a hippocampus-inspired positional embedding (HIPE) into the "
+               "Transformer architecture to induce multi-scale representation"),
+    "hipe_exp_monotone": ClaimSpec(
+        statement="The exp-decay HIPE kernel decreases monotonically on [0, {window:g} sigma]",
+        op="<", threshold=1e-3, expected=False, role="finding", unit="each", source=""),
+    "rope_not_monotone": ClaimSpec(
+        statement="Plain RoPE's kernel oscillates (is not monotone) on [0, {max_dist}]",
+        op=">", threshold=1e-3, expected=True, role="check", unit="each", source=""),
+    "hipe_data_efficiency": ClaimSpec(
+        statement="\"This mechanism effectively improves data efficiency\": multi-sigma HIPE "
+                  "reaches a lower validation loss than RoPE at the two smallest data sizes "
+                  "(by > 1 SE) and is no worse than 0.02 nats at the largest",
+        op=">", threshold=0.0, expected=EXPECT_EFFICIENCY, role="headline", unit="mean",
+        source="this mechanism effectively improves data efficiency"),
 }
 
 PARTS = ("f1", "f2", "f3", "f4")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import cached, device_key, resolve_device
 from icml26.promotion.figures import (
     figure_greedy_data,
@@ -21,44 +21,71 @@ from icml26.promotion.figures import (
 from icml26.promotion.model import PAPER
 from icml26.promotion.studies import StudyConfig, config_for
 
-#: name -> (statement, op, threshold, expected, role); ``steady_state_climbs``' threshold
-#: 2(L-1) follows the study's ladder (14 at quick scale). Roles: the abstract's results are
-#: the characterisation of the optimal strategy (the phase line), a threshold sequence that
-#: "effectively incentivize[s] honest effort" and reaching "arbitrarily high levels solely
-#: through genuine improvement efforts" (headlines); the rest is what those rest on or show
-#: along the way: farsightedness / retention / leg-up effects and the principal's design
-#: (mechanism).
+#: name -> ClaimSpec; ``steady_state_climbs``' threshold 2(L-1) follows the study's ladder
+#: (14 at quick scale). Roles: the abstract's results are the characterisation of the optimal
+#: strategy (the phase line), a threshold sequence that "effectively incentivize[s] honest
+#: effort" and reaching "arbitrarily high levels solely through genuine improvement efforts"
+#: (headlines); farsightedness and the leg-up effect, which the abstract names, are what they
+#: rest on (mechanism); retention's monotone effect under a fixed ladder, the leg-up's
+#: sensitivity and the greedy principal (the spec's optional F5) are findings.
 CLAIM_SPECS = {
-    "phase_boundary": ("\"We characterize the agent's optimal long-term strategy\": the "
-                       "optimal first action is honest iff c-/c+ > 1 - beta*gamma (>= 95% of "
-                       "cells more than one grid step from the line)", ">=", 0.95, True,
-                       "headline"),
-    "myopic_games": ("Without farsightedness or retention (beta*gamma = 0) every cell games",
-                     ">=", 1.0, True, "mechanism"),
-    "steady_state_climbs": ("Under mu_l = delta l/(1-gamma) the agent reaches the top level "
-                            "within 2(L-1) periods", "<=", 14.0, True, "mechanism"),
-    "steady_state_honest": ("\"A principal can design a sequence of thresholds to effectively "
-                            "incentivize honest effort\": under the steady-state ladder the "
-                            "climb is purely honest (total gaming <= 1e-6)", "<=", 1e-6, True,
-                            "headline"),
-    "steady_state_no_maintenance": ("At the top of the steady-state ladder no maintenance is "
-                                    "needed (mean effort <= 1e-3, skill >= mu_{L-1} - 1e-6)",
-                                    "<=", 1.0, True, "mechanism"),
-    "no_legup_maintenance": ("Without leg-up (delta = 0) holding the top costs (1-gamma) "
-                             "mu_{L-1} per period (within 10%)", "<=", 0.10, True,
-                             "mechanism"),
-    "arbitrary_height": ("\"This mechanism enables agents to reach arbitrarily high levels "
-                         "solely through genuine improvement efforts\": any target skill M is "
-                         "reached honestly with L = ceil((1-gamma)M/delta) + 1 levels (M in "
-                         "targets; failing targets)", "<=", 0.0, True, "headline"),
-    "retention_helps": ("Retention expands what can be incentivised: under a fixed ladder the "
-                        "highest level reached honestly (before any gaming) is non-decreasing "
-                        "in gamma (Spearman >= 0.9)", ">=", 0.9, False, "mechanism"),
-    "legup_sensitivity": ("The highest level reached before any gaming vs delta (reported: the "
-                          "paper calls the leg-up's role nuanced)", ">=", 0.9, False,
-                          "finding"),  # the paper claims no monotone trend in delta
-    "greedy_above_steady": ("A greedy principal's thresholds are >= the steady-state ones "
-                            "(optional F5; min difference)", ">=", 0.0, True, "mechanism"),
+    "phase_boundary": ClaimSpec(
+        statement="\"We characterize the agent's optimal long-term strategy\": the optimal "
+                  "first action is honest iff c-/c+ > 1 - beta*gamma (>= 95% of cells more "
+                  "than one grid step from the line)",
+        op=">=", threshold=0.95, expected=True, role="headline", unit="each",
+        source="We characterize the agent’s optimal long-term strategy"),
+    "myopic_games": ClaimSpec(
+        statement="Without farsightedness or retention (beta*gamma = 0) every cell games",
+        op=">=", threshold=1.0, expected=True, role="mechanism", unit="each",
+        source="Our model captures the critical inter-temporal incentives driven by an "
+               "agent's farsightedness, skill retention"),
+    "steady_state_climbs": ClaimSpec(
+        statement="Under mu_l = delta l/(1-gamma) the agent reaches the top level within "
+                  "2(L-1) periods",
+        op="<=", threshold=14.0, expected=True, role="mechanism", unit="each",
+        source="this mechanism enables agents to reach arbitrarily high levels solely through "
+               "genuine improvement efforts"),
+    "steady_state_honest": ClaimSpec(
+        statement="\"A principal can design a sequence of thresholds to effectively "
+                  "incentivize honest effort\": under the steady-state ladder the climb is "
+                  "purely honest (total gaming <= 1e-6)",
+        op="<=", threshold=1e-6, expected=True, role="headline", unit="each",
+        source="a principal can design a sequence of thresholds to effectively incentivize "
+               "honest effort"),
+    "steady_state_no_maintenance": ClaimSpec(
+        statement="At the top of the steady-state ladder no maintenance is needed (mean effort "
+                  "<= 1e-3, skill >= mu_{L-1} - 1e-6)",
+        op="<=", threshold=1.0, expected=True, role="mechanism", unit="each",
+        source="a \"leg-up\" effect where qualification and attainment can be "
+               "self-reinforcing"),
+    "no_legup_maintenance": ClaimSpec(
+        statement="Without leg-up (delta = 0) holding the top costs (1-gamma) mu_{L-1} per "
+                  "period (within 10%)",
+        op="<=", threshold=0.10, expected=True, role="mechanism", unit="each",
+        source="a \"leg-up\" effect where qualification and attainment can be "
+               "self-reinforcing"),
+    "arbitrary_height": ClaimSpec(
+        statement="\"This mechanism enables agents to reach arbitrarily high levels solely "
+                  "through genuine improvement efforts\": any target skill M is reached "
+                  "honestly with L = ceil((1-gamma)M/delta) + 1 levels (M in targets; failing "
+                  "targets)",
+        op="<=", threshold=0.0, expected=True, role="headline", unit="each",
+        source="this mechanism enables agents to reach arbitrarily high levels solely through "
+               "genuine improvement efforts"),
+    "retention_helps": ClaimSpec(
+        statement="Retention expands what can be incentivised: under a fixed ladder the "
+                  "highest level reached honestly (before any gaming) is non-decreasing in "
+                  "gamma (Spearman >= 0.9)",
+        op=">=", threshold=0.9, expected=False, role="finding", unit="each", source=""),
+    "legup_sensitivity": ClaimSpec(  # the paper claims no monotone trend in delta
+        statement="The highest level reached before any gaming vs delta (reported: the paper "
+                  "calls the leg-up's role nuanced)",
+        op=">=", threshold=0.9, expected=False, role="finding", unit="each", source=""),
+    "greedy_above_steady": ClaimSpec(
+        statement="A greedy principal's thresholds are >= the steady-state ones (optional F5; "
+                  "min difference)",
+        op=">=", threshold=0.0, expected=True, role="finding", unit="each", source=""),
 }
 
 PARTS = ("phase", "trajectories", "height", "sensitivity", "greedy")
@@ -153,7 +180,7 @@ def _sensitivity(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
     drops = int((np.diff(levels) < 0).sum())
     line = (1 - base.ratio) / base.beta  # gamma where beta*gamma = 1 - c-/c+
     rho = spearman(gam["gamma"], levels)
-    verdict = ("Fails on this seed" if not rho >= CLAIM_SPECS["retention_helps"][2]
+    verdict = ("Fails on this seed" if not rho >= CLAIM_SPECS["retention_helps"].threshold
                else "Holds on this seed, not on every seed 0-4")
     table.add("retention_helps", rho,
               f"highest level reached before any gaming (a level entered by gaming, or any "
@@ -212,10 +239,9 @@ def claims_for(study: StudyConfig, seed: int = 0, impl: str = "auto",
     bad = set(parts) - set(PARTS)
     if bad:
         raise ValueError(f"parts must be among {PARTS}, got {sorted(bad)}")
-    statement, op, _, expected, role = CLAIM_SPECS["steady_state_climbs"]
     specs = {**CLAIM_SPECS,  # the arrival budget 2(L-1) follows the study's ladder
-             "steady_state_climbs": (statement, op, 2.0 * (study.base.levels - 1), expected,
-                                     role)}
+             "steady_state_climbs": CLAIM_SPECS["steady_state_climbs"]._replace(
+                 threshold=2.0 * (study.base.levels - 1))}
     table = ClaimTable(PAPER, specs)
     for part in PARTS:
         if part in parts:

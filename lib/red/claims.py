@@ -15,27 +15,39 @@ it keeps.
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.red.experiments import PAPER, RedConfig, config_for, figure_data, teacher_source
 
-#: name: (statement, op, threshold, expected, role)
+#: the abstract's sentence the headlines quote (``source``)
+RESULT = ("RED substantially recovers reasoning while maintaining high training efficiency and "
+          "SOTA general ability")
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "teacher_outliers": ("The teacher develops outlier activation channels: max over layers of "
-                         "(largest channel RMS / median channel RMS) of its residual stream "
-                         ">= 4", ">=", 4.0, True, "mechanism"),
-    "gaussian_uneven": ("A Gaussian projection P in R^{d x d'} has unevenly spread singular "
-                        "values: condition number >= 5 at d'/d = {ratio:g}", ">=", 5.0, True,
-                        "mechanism"),
-    "erank_preserved": ("After distillation the hidden states of the RED student keep a higher "
-                        "effective rank: min over layers of eRank(RED) / eRank(Gaussian) "
-                        ">= 1.05", ">=", 1.05, True, "mechanism"),
-    "general_kept": ("RED keeps general ability (\"maintaining high training efficiency and "
-                     "SOTA general ability\"): held-out text perplexity RED / Gaussian "
-                     "<= 1.05", "<=", 1.05, True, "headline"),
-    "reasoning_recovered": ("RED recovers multi-hop reasoning (\"RED substantially recovers "
-                            "reasoning\"): 3-hop accuracy RED - Gaussian >= 0.05", ">=", 0.05,
-                            False, "headline"),  # every student is at chance
+    "teacher_outliers": ClaimSpec(
+        statement="The teacher develops outlier activation channels: max over layers of "
+                  "(largest channel RMS / median channel RMS) of its residual stream >= 4",
+        op=">=", threshold=4.0, expected=True, role="check", unit="each", source=""),
+    "gaussian_uneven": ClaimSpec(
+        statement="A Gaussian projection P in R^{d x d'} has unevenly spread singular values: "
+                  "condition number >= 5 at d'/d = {ratio:g}",
+        op=">=", threshold=5.0, expected=True, role="mechanism", unit="each",
+        source="singular values of randomly initialized projection matrices become unevenly "
+               "distributed"),
+    "erank_preserved": ClaimSpec(
+        statement="After distillation the hidden states of the RED student keep a higher "
+                  "effective rank: min over layers of eRank(RED) / eRank(Gaussian) >= 1.05",
+        op=">=", threshold=1.05, expected=True, role="mechanism", unit="mean",
+        source="introduces activation-aware initialization to initialize projection matrices "
+               "as channel-selection matrices, thus theoretically mitigating eRank collapse"),
+    "general_kept": ClaimSpec(
+        statement="RED keeps general ability (\"maintaining high training efficiency and SOTA "
+                  "general ability\"): held-out text perplexity RED / Gaussian <= 1.05",
+        op="<=", threshold=1.05, expected=True, role="headline", unit="mean", source=RESULT),
+    "reasoning_recovered": ClaimSpec(  # every student is at chance
+        statement="RED recovers multi-hop reasoning (\"RED substantially recovers reasoning\"): "
+                  "3-hop accuracy RED - Gaussian >= 0.05",
+        op=">=", threshold=0.05, expected=False, role="headline", unit="mean", source=RESULT),
 }
 BLOCKING = {"erank_preserved": "second design (outlier teacher): min over layers of eRank(RED) / "
                                "eRank(Gaussian) is 1.04-1.14 on seeds 0-6 and below 1.05 on "
@@ -65,7 +77,7 @@ def claims_for(cfg: RedConfig, seed: int = 0, device: str = "cpu", red_init: str
 
     def add(name, measured, note):
         table.add(name, measured, note,
-                  statement=CLAIM_SPECS[name][0].replace("{ratio:g}", f"{ratio:g}"))
+                  statement=CLAIM_SPECS[name].statement.replace("{ratio:g}", f"{ratio:g}"))
 
     recipe = (f"BOS first, peak lr {cfg.teacher_lr:g}" if cfg.bos
               else f"no BOS, peak lr {cfg.teacher_lr:g}")

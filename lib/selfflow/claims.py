@@ -35,7 +35,7 @@ session that wrote this), to be recorded by ``benchmarks/gpu_check.sh``.
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.selfflow.experiments import (
     PAPER,
@@ -57,24 +57,33 @@ VANILLA_REL_SD = 0.005836  # sample SD / mean of the five values above
 MARGIN_MULTIPLE = 3
 GENERATION_THRESHOLD = 1.0175  # 1 + MARGIN_MULTIPLE * VANILLA_REL_SD, rounded
 
-#: name: (statement, op, threshold, expected, role)
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "generation_not_sacrificed": (
-        "Self-Flow learns representations \"alongside generative capabilities\": its held-out "
-        "flow-matching loss (uniform tau) is not worse than vanilla flow matching's at equal "
-        "compute, within a non-inferiority margin of 3x vanilla's relative seed-to-seed SD "
-        "(ratio <= 1.0175)", "<=", GENERATION_THRESHOLD, True, "headline"),
-    "probe_gain": (
-        "Self-Flow \"integrates representation learning within the generative framework\" and "
-        "learns better representations than vanilla flow matching: best-layer "
-        "linear-probe accuracy of the digit class, Self-Flow - vanilla, worst probe setting "
-        "(tau 0.3 / 0.6 / 0.6 with half the tokens at full noise)", ">", 0.0, False,
-        "headline"),
-    "asymmetry_matters": (
-        "Dual-Timestep Scheduling's \"information asymmetry\" \"drives learning strong "
-        "representations\": best-layer probe accuracy, Self-Flow - same-timestep "
-        "self-distillation (no asymmetry), worst probe setting", ">", 0.0, False,
-        "mechanism"),  # the abstract's account of WHY its representations are strong
+    "generation_not_sacrificed": ClaimSpec(
+        statement="Self-Flow learns representations \"alongside generative capabilities\": its "
+                  "held-out flow-matching loss (uniform tau) is not worse than vanilla flow "
+                  "matching's at equal compute, within a non-inferiority margin of 3x vanilla's "
+                  "relative seed-to-seed SD (ratio <= 1.0175)",
+        op="<=", threshold=GENERATION_THRESHOLD, expected=True, role="headline", unit="mean",
+        source="This drives learning strong representations alongside generative capabilities "
+               "without external supervision"),
+    "probe_gain": ClaimSpec(
+        statement="Self-Flow \"integrates representation learning within the generative "
+                  "framework\" and learns better representations than vanilla flow matching: "
+                  "best-layer linear-probe accuracy of the digit class, Self-Flow - vanilla, "
+                  "worst probe setting (tau 0.3 / 0.6 / 0.6 with half the tokens at full "
+                  "noise)",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source="a self-supervised flow matching paradigm that integrates representation "
+               "learning within the generative framework"),
+    "asymmetry_matters": ClaimSpec(  # the abstract's account of WHY its representations are
+        # strong
+        statement="Dual-Timestep Scheduling's \"information asymmetry\" \"drives learning "
+                  "strong representations\": best-layer probe accuracy, Self-Flow - "
+                  "same-timestep self-distillation (no asymmetry), worst probe setting",
+        op=">", threshold=0.0, expected=False, role="mechanism", unit="mean",
+        source="creating an information asymmetry that forces the model to infer missing "
+               "information from corrupted inputs"),
 }
 
 

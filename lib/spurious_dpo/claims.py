@@ -1,7 +1,7 @@
 """The claim table of ``icml26.spurious_dpo`` (F1-F4), measured on the figures' data.
 
-Each group (channels, irreducibility, ties, neural) has its spec rows ``{name: (statement,
-op, threshold, expected, role)}`` and one function measuring them (:data:`CLAIM_SPECS`: all
+Each group (channels, irreducibility, ties, neural) has its spec rows ``{name:
+ClaimSpec}`` and one function measuring them (:data:`CLAIM_SPECS`: all
 of them, statements completed at quick scale); a group whose computation raises
 yields NaN claims (none holds) naming the error, so one failure never hides the others.
 Numbers a statement quotes (the n of a fit) are read from the config, never written twice.
@@ -22,10 +22,11 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.spurious_dpo import figures
 from icml26.spurious_dpo.model import SpuriousConfig, config_for, n_ties_for
+from icml26.spurious_dpo.specs import CHANNEL_SPECS, IRREDUCIBLE_SPECS, NEURAL_SPECS, TIE_SPECS
 from icml26.spurious_dpo.theory import r_squared, r_squared_through_origin
 
 PAPER = figures.PAPER
@@ -70,35 +71,6 @@ def sci(n: int) -> str:
     return f"{n // 10**e}e{e}" if n % 10**e == 0 else f"{n:g}"
 
 
-CHANNEL_SPECS = {
-    "mean_bias_theory": (
-        "\"Standard preference-learning objectives induce reliance on spurious features at the "
-        "population level through ... mean spurious bias\": the population DPO optimum puts "
-        "theta_s1 = 2m/sigma^2 on a mean-biased spurious feature (within 10%, m >= 0.25)",
-        "<=", 0.10, True, "headline"),
-    "no_spurious_without_cause": (
-        "Without mean bias or correlation (m = rho = 0) the population optimum puts no weight "
-        "on s (|theta_s| <= 0.03 at n = {n_population})", "<=", 0.03, True, "check"),
-    "leakage_linear": (
-        "\"... and causal-spurious correlation leakage\": near the reference, the weight leaked "
-        "onto a correlated spurious feature is proportional to rho (R^2 >= 0.98)", ">=", 0.98,
-        True, "headline"),
-    "leakage_matches_linearised": (
-        "Near the reference, leakage matches the linearised prediction (Sigma + lambda I)^-1 "
-        "mu within 15%", "<=", 0.15, True, "mechanism"),
-    "leakage_vanishes": (
-        "At exact convergence with every cause observed the leakage channel vanishes "
-        "(|theta_s2| <= 0.03)", "<=", 0.03, True, "mechanism"),
-    "hidden_cause_leaks": (
-        "With one causal coordinate hidden, s becomes its proxy even at convergence "
-        "(theta_s2 >= 0.1 at rho = 1)", ">=", 0.1, True, "mechanism"),
-    "leakage_linearised_far": (
-        "The linearised prediction also describes the spec's {far_steps}-step early stopping "
-        "(within 15%)", "<=", 0.15, False, "finding"),  # the spec's extension: the paper
-        # linearises near the reference only
-}
-
-
 def channel_claims(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
     """F1's claims. ``leakage_regime="converged"`` is the pitfall of measuring leakage only
     at convergence (``leakage_linear`` then fails)."""
@@ -106,7 +78,7 @@ def channel_claims(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
 
 
 def _statement(specs: dict, name: str, **numbers) -> str:
-    return specs[name][0].format(**numbers)
+    return specs[name].statement.format(**numbers)
 
 
 def _channel_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
@@ -179,21 +151,6 @@ def _at(df, col, value, out):
     return float(df[out].values[i])
 
 
-IRREDUCIBLE_SPECS = {
-    "irreducible_bias": (
-        "\"More data from the same training distribution fails to reduce the model's dependence "
-        "on spurious features\": theta_s1 does not shrink with data: |theta_s1(n = {n_max}) - "
-        "theta_s1(pop)| <= 0.05", "<=", 0.05, True, "headline"),
-    "irreducible_ood_gap": (
-        "\"An irreducible vulnerability to distribution shift\": the ID-OOD accuracy gap under a "
-        "flipped bias does not close with data (gap at {n_max} >= 0.8x gap at {n_lo})", ">=",
-        0.8, True, "headline"),
-    "reducible_one_over_n": (
-        "The estimation error |theta_n - theta_pop|^2 decays like 1/n (falls >= 5x from "
-        "n = {n_lo} to {n_hi})", ">=", 5.0, True, "check"),
-}
-
-
 def irreducible_claims(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
     """F2's claims, with the OOD test bias flipped (m' = -m)."""
     cfg = replace(cfg, test_shift_m=-cfg.m)
@@ -228,37 +185,6 @@ def _irreducible_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
          "closed form",
          _statement(IRREDUCIBLE_SPECS, "reducible_one_over_n", **numbers)),
     ]
-
-
-TIE_SPECS = {
-    "ties_cut_30": ("Tie training \"selectively reduces spurious learning\": ties at 30% of the "
-                    "data cut |theta_s1| to <= 0.6x DPO's", "<=", 0.6, True, "headline"),
-    "ties_cut_50": ("Ties at 50% of the data cut |theta_s1| to <= 0.4x DPO's", "<=", 0.4, True,
-                    "mechanism"),
-    "ties_keep_causal": (
-        "Tie training keeps the causal direction: cos(theta_c, w*) >= 0.99", ">=", 0.99, True,
-        "mechanism"),
-    "ties_keep_accuracy": (
-        "Tie training costs <= 1 point of causal accuracy on neutral pairs (m' = 0)",
-        ">=", -0.01, True, "mechanism"),
-    "ties_help_ood": (
-        "Ties at 30% raise accuracy under a flipped bias (m' = -m) by >= 3 points",
-        ">=", 0.03, True, "mechanism"),
-    "ties_selective": (
-        "Tie training \"selectively reduces spurious learning without degrading causal "
-        "learning\": ties are selective: at the same |theta_s| as plain L2, they avoid at least "
-        "half of "
-        "the causal weight L2 gives up, (theta_c.w*(ties) - theta_c.w*(L2)) / "
-        "(theta_c.w*(DPO) - theta_c.w*(L2)) >= 0.5", ">=", 0.5, True, "headline"),
-    "forced_labels_hurt": (
-        "Naively feeding ties to DPO as wins/losses (labelled like every pair of the pipeline) "
-        "forfeits the tie effect: at 30% ties, tie training beats it by >= 3 points of accuracy "
-        "under a flipped bias (m' = -m)", ">=", 0.03, True, "mechanism"),
-    "ties_keep_causal_weight": (
-        "Tie training reduces spurious learning \"without degrading causal learning\": ties do "
-        "not shrink the causal weight: theta_c . w* >= 0.98x DPO's", ">=", 0.98, True,
-        "headline"),
-}
 
 
 def tie_claims(cfg: SpuriousConfig, seed: int = 0) -> list[Claim]:
@@ -339,14 +265,6 @@ def _tie_rows(cfg: SpuriousConfig, seed: int) -> list[tuple]:
     return out
 
 
-NEURAL_SPECS = {
-    "neural_ties_cut": (
-        "\"The benefits of tie training persist for neural networks\": ties at 30% cut a "
-        "2-layer MLP reward's spurious sensitivity E|dr/ds1| by >= 30%", "<=", 0.7, True,
-        "headline"),
-}
-
-
 def neural_claims(cfg: SpuriousConfig, seed: int = 0, device: str = "cpu") -> list[Claim]:
     """F4's claim (reported; expected because it holds on seeds 0-4), MLPs on ``device``."""
     return _table(NEURAL_SPECS, lambda: _neural_rows(cfg, seed, device))
@@ -366,15 +284,15 @@ def _neural_rows(cfg: SpuriousConfig, seed: int, device="cpu") -> list[tuple]:
              f"{causal.mean():.2f}; DPO held-out loss {test.mean():.3f}")]
 
 
-def _quick_specs() -> dict[str, tuple[str, str, float, bool, str]]:
+def _quick_specs() -> dict[str, ClaimSpec]:
     """Every group's rows, statements completed for the quick config (as measured there)."""
     cfg = config_for("quick")
     lo, hi = cfg.decay_ns
     numbers = {"n_population": sci(cfg.n_population), "far_steps": cfg.far_steps,
                "n_max": sci(max(cfg.n_grid)), "n_lo": sci(lo), "n_hi": sci(hi)}
-    return {name: (statement.format(**numbers), *rest)
+    return {name: row._replace(statement=row.statement.format(**numbers))
             for specs in (CHANNEL_SPECS, IRREDUCIBLE_SPECS, TIE_SPECS, NEURAL_SPECS)
-            for name, (statement, *rest) in specs.items()}
+            for name, row in specs.items()}
 
 
 #: Every claim's row at quick scale (static: the same names, expected flags and roles at

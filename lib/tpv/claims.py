@@ -1,6 +1,6 @@
-"""The claims of :mod:`icml26.tpv`: one spec row per claim (statement, op, threshold,
-expected, role), measured on the cached students, the quantization comparison and digits
-pruning.
+"""The claims of :mod:`icml26.tpv`: one spec row per claim (a
+:class:`~icml26.claims.ClaimSpec`), measured on the cached students, the quantization
+comparison and digits pruning.
 
 Roles: the abstract's results are the train-to-test stability of TPV (quantization/SGD and
 label noise), "TPV correlates well with test loss" and JBR "matching state-of-the-art
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.tpv.figures import figure_scatter_data, quant_claim_data
 from icml26.tpv.pruning import DigitsConfig, pruning_claim_data
@@ -24,42 +24,59 @@ from icml26.tpv.tracking import rank_correlation
 if TYPE_CHECKING:
     import pandas as pd
 
-def claim_specs(cfg: TPVConfig, dcfg: DigitsConfig
-                ) -> dict[str, tuple[str, str, float, bool, str]]:
-    """The spec rows (statement, op, threshold, expected, role), statements written from the
-    configs (the training-set sizes, bit width and sparsity they were measured at)."""
+#: the abstract's sentences the rows quote (``source``)
+CONVERGES = "training-set TPV converges to its test-set counterpart in the overparameterized limit"
+JBR = ("JBR, a label-free pruning criterion derived from TPV geometry matching state-of-the-art "
+       "baselines")
+
+
+def claim_specs(cfg: TPVConfig, dcfg: DigitsConfig) -> dict[str, ClaimSpec]:
+    """The spec rows (:class:`~icml26.claims.ClaimSpec`), statements written from the configs
+    (the training-set sizes, bit width and sparsity they were measured at)."""
     n_big, n_small = max(cfg.n_trains), min(cfg.n_trains)
     sparsity = f"{100 * dcfg.claim_sparsity:.0f}%"
     return {
-        "train_predicts_test": (
-            "\"Training-set TPV converges to its test-set counterpart\" and \"this stability "
-            "holds far more broadly, including at very low widths\": TPV on training inputs "
-            f"predicts TPV on test inputs within 10% at n_train = {n_big} (quantization and SGD "
-            "noise, every teacher, depth and width of the scatter)", "<=", 0.1, False,
-            "headline"),
-        "quant_trace_matches_mc": (
-            "The trace form sigma_q^2 Tr H_eff matches Monte Carlo quantization TPV within 20% "
-            f"at {cfg.bits} bits (every width)", "<=", 0.2, True, "mechanism"),
-        "small_n_deviates": (
-            f"At n_train = {n_small} train TPV deviates from test TPV more than at "
-            f"n_train = {n_big} (worst over the scatter)", ">", 0.0, True, "check"),
-        "label_train_predicts_test": (
-            "\"Training-set TPV converges to its test-set counterpart\" for label noise: "
-            "label-noise TPV on training inputs predicts test TPV within 10% at "
-            f"n_train = {n_big} (every teacher, depth and width of the scatter)",
-            "<=", 0.1, False, "headline"),
-        "tpv_tracks_test_loss": (
-            "\"TPV correlates well with test loss\": across the scatter, training-set TPV "
-            "ranks the measured test-loss increase under the perturbation (Spearman >= 0.7 "
-            "for quantization, SGD and label noise)", ">=", 0.7, False, "headline"),
-        "jbr_beats_magnitude": (
-            "JBR, a label-free pruning criterion \"matching state-of-the-art baselines\": "
-            f"at {sparsity} neuron sparsity on digits, JBR pruning gives a test loss <= "
-            "magnitude pruning's", "<=", 1.0, False, "headline"),
-        "jbr_beats_random": (
-            "JBR, a label-free pruning criterion \"matching state-of-the-art baselines\": "
-            f"at {sparsity} neuron sparsity on digits, JBR pruning gives a test loss <= "
-            "random pruning's", "<=", 1.0, False, "headline"),
+        "train_predicts_test": ClaimSpec(
+            statement="\"Training-set TPV converges to its test-set counterpart\" and \"this "
+                      "stability holds far more broadly, including at very low widths\": TPV on "
+                      "training inputs predicts TPV on test inputs within 10% at n_train = "
+                      f"{n_big} (quantization and SGD noise, every teacher, depth and width of "
+                      "the scatter)",
+            op="<=", threshold=0.1, expected=False, role="headline", unit="each",
+            source="this stability holds far more broadly, including at very low widths"),
+        "quant_trace_matches_mc": ClaimSpec(
+            statement="The trace form sigma_q^2 Tr H_eff matches Monte Carlo quantization TPV "
+                      f"within 20% at {cfg.bits} bits (every width)",
+            op="<=", threshold=0.2, expected=True, role="mechanism", unit="each",
+            source=r"TPV's trace form $\mathrm{Tr}(H_{\mathrm{eff}}C)$ separates the geometry "
+                   r"of the trained model $H_{\mathrm{eff}}$ from the perturbation covariance "
+                   r"$C$"),
+        "small_n_deviates": ClaimSpec(
+            statement=f"At n_train = {n_small} train TPV deviates from test TPV more than at "
+                      f"n_train = {n_big} (worst over the scatter)",
+            op=">", threshold=0.0, expected=True, role="check", unit="each", source=""),
+        "label_train_predicts_test": ClaimSpec(
+            statement="\"Training-set TPV converges to its test-set counterpart\" for label "
+                      "noise: label-noise TPV on training inputs predicts test TPV within 10% "
+                      f"at n_train = {n_big} (every teacher, depth and width of the scatter)",
+            op="<=", threshold=0.1, expected=False, role="headline", unit="each",
+            source=CONVERGES),
+        "tpv_tracks_test_loss": ClaimSpec(
+            statement="\"TPV correlates well with test loss\": across the scatter, training-set "
+                      "TPV ranks the measured test-loss increase under the perturbation "
+                      "(Spearman >= 0.7 for quantization, SGD and label noise)",
+            op=">=", threshold=0.7, expected=False, role="headline", unit="each",
+            source="TPV correlates well with test loss"),
+        "jbr_beats_magnitude": ClaimSpec(
+            statement="JBR, a label-free pruning criterion \"matching state-of-the-art "
+                      f"baselines\": at {sparsity} neuron sparsity on digits, JBR pruning gives "
+                      "a test loss <= magnitude pruning's",
+            op="<=", threshold=1.0, expected=False, role="headline", unit="mean", source=JBR),
+        "jbr_beats_random": ClaimSpec(
+            statement="JBR, a label-free pruning criterion \"matching state-of-the-art "
+                      f"baselines\": at {sparsity} neuron sparsity on digits, JBR pruning gives "
+                      "a test loss <= random pruning's",
+            op="<=", threshold=1.0, expected=False, role="headline", unit="mean", source=JBR),
     }
 
 

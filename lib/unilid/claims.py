@@ -18,7 +18,7 @@ a few points, not the 0.15 the claims ask for: ``beats_fasttext_5shot`` and
 
 from __future__ import annotations
 
-from icml26.claims import Claim, ClaimTable
+from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 from icml26.unilid.data import CLOSE12
 from icml26.unilid.experiments import (
@@ -35,33 +35,45 @@ CLAIMS_VERSION = 2  # 2: fastText and UniLID tuned on validation over 36 configs
 _TUNED = ("fastText tuned on the validation split over 36 configs (lr x epochs x char "
           "n-grams x dim), UniLID over 36 (alpha x EM iterations) on the same split")
 
-#: name: (statement, op, threshold, expected, role)
+#: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
-    "five_shot_70": ('"surpassing 70% accuracy with as few as five labeled samples per '
-                     'language": UniLID >= 0.70 accuracy at 5 samples per language (22 labels '
-                     'incl. 6 close pairs)', ">=", 0.70, True, "headline"),
-    "beats_fasttext_5shot": ('"substantially improves sample efficiency in low-resource '
-                             'settings": at 5 samples per language UniLID beats fastText by '
-                             '>= 0.15 accuracy (both tuned on the same validation split, '
-                             '36 configs each)', ">=", 0.15, False, "headline"),
-    "vs_char_nb_5shot": ('"substantially improves sample efficiency in low-resource '
-                         'settings", against character 1-4-gram naive Bayes: UniLID at least '
-                         'as accurate at 5 samples (the paper does not report this baseline)',
-                         ">=", 0.0, False, "finding"),  # a baseline the paper never ran
-    "dialect_gain_vs_fasttext": ('"delivers large gains on fine-grained dialect '
-                                 'identification": on the close pairs UniLID beats fastText by '
-                                 '>= 0.15 accuracy at 5 samples (both tuned)', ">=", 0.15,
-                                 False, "headline"),
-    "subword_beats_chars": ("Subword pieces beat a character unigram model (same EM, max "
-                            "piece length 1, tuned the same way) by >= 0.02 accuracy at 5 "
-                            "samples", ">=", 0.02, True, "mechanism"),
-    "incremental_add_exact": ("Adding a language changes no parameter of the existing "
-                              "languages (count of changed entries)", "<=", 0.0, True,
-                              "check"),
-    "fasttext_tuned": ("The fastText baseline is not under-tuned: beyond its grid's top "
-                       "corner (lr 1.0, 400 epochs, the chosen n-grams and dim) validation "
-                       "accuracy gains <= 0.05 over the tuned config", "<=", 0.05, True,
-                       "check"),
+    "five_shot_70": ClaimSpec(
+        statement='"surpassing 70% accuracy with as few as five labeled samples per language": '
+                  "UniLID >= 0.70 accuracy at 5 samples per language (22 labels incl. 6 close "
+                  "pairs)",
+        op=">=", threshold=0.70, expected=True, role="headline", unit="each",
+        source="surpassing 70% accuracy with as few as five labeled samples per language"),
+    "beats_fasttext_5shot": ClaimSpec(
+        statement='"substantially improves sample efficiency in low-resource settings": at 5 '
+                  "samples per language UniLID beats fastText by >= 0.15 accuracy (both tuned "
+                  "on the same validation split, 36 configs each)",
+        op=">=", threshold=0.15, expected=False, role="headline", unit="mean",
+        source="substantially improves sample efficiency in low-resource settings"),
+    "vs_char_nb_5shot": ClaimSpec(  # a baseline the paper never ran
+        statement='"substantially improves sample efficiency in low-resource settings", against '
+                  "character 1-4-gram naive Bayes: UniLID at least as accurate at 5 samples "
+                  "(the paper does not report this baseline)",
+        op=">=", threshold=0.0, expected=False, role="finding", unit="mean", source=""),
+    "dialect_gain_vs_fasttext": ClaimSpec(
+        statement='"delivers large gains on fine-grained dialect identification": on the close '
+                  "pairs UniLID beats fastText by >= 0.15 accuracy at 5 samples (both tuned)",
+        op=">=", threshold=0.15, expected=False, role="headline", unit="mean",
+        source="delivers large gains on fine-grained dialect identification"),
+    "subword_beats_chars": ClaimSpec(
+        statement="Subword pieces beat a character unigram model (same EM, max piece length 1, "
+                  "tuned the same way) by >= 0.02 accuracy at 5 samples",
+        op=">=", threshold=0.02, expected=True, role="mechanism", unit="mean",
+        source="a simple and efficient LID method based on the UnigramLM tokenization "
+               "algorithm"),
+    "incremental_add_exact": ClaimSpec(
+        statement="Adding a language changes no parameter of the existing languages (count of "
+                  "changed entries)",
+        op="<=", threshold=0.0, expected=True, role="check", unit="each", source=""),
+    "fasttext_tuned": ClaimSpec(
+        statement="The fastText baseline is not under-tuned: beyond its grid's top corner (lr "
+                  "1.0, 400 epochs, the chosen n-grams and dim) validation accuracy gains <= "
+                  "0.05 over the tuned config",
+        op="<=", threshold=0.05, expected=True, role="check", unit="each", source=""),
 }
 FASTTEXT_CLAIMS = ("beats_fasttext_5shot", "dialect_gain_vs_fasttext", "fasttext_tuned")
 
