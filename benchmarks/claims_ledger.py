@@ -1,7 +1,8 @@
-"""Every paper's claims on one device, compared with the committed CPU ledger.
+"""Every paper's claims on one device, compared with the committed CPU values.
 
-``benchmarks/claims_ledger_cpu.csv`` holds every paper's claims at quick scale, seed 0, as the
-CPU computes them (the values the device plumbing must leave bit-identical). This script
+``benchmarks/claim_values.csv`` (:mod:`icml26.ledger`) holds every paper's claims at quick
+scale, per seed, as the CPU computes them on the pinned numeric paths (the values the device
+plumbing must leave bit-identical on the CPU). This script
 recomputes claims for the papers and seeds asked, on the device asked, one paper per process
 (``--jobs`` at once, each under ``--timeout`` seconds), and writes
 
@@ -11,8 +12,8 @@ recomputes claims for the papers and seeds asked, on the device asked, one paper
   largest relative difference from the CPU ledger.
 
     python benchmarks/claims_ledger.py --device cuda --out DIR [--papers ...] [--seeds 0 1]
-    python benchmarks/claims_ledger.py --record            # rewrite the CPU ledger (CPU only)
-    python benchmarks/claims_ledger.py --check [--papers]  # CPU values == ledger, bit for bit
+    python benchmarks/claims_ledger.py --record            # commit these CPU values (CPU only)
+    python benchmarks/claims_ledger.py --check [--papers]  # CPU values == committed, bit for bit
 
 Imports no panel: it runs on the GPU machine from a mirror tree on PYTHONPATH.
 """
@@ -29,8 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-LEDGER = Path(__file__).with_name("claims_ledger_cpu.csv")
-LEDGER_FIELDS = ("paper", "claim", "seed", "scale", "measured", "holds", "expected")
+LEDGER = Path(__file__).with_name("claim_values.csv")
 FIELDS = ("paper", "claim", "seed", "scale", "device", "measured", "holds", "expected", "role",
           "cpu_measured", "abs_diff", "rel_diff", "seconds", "error")
 
@@ -67,12 +67,12 @@ def in_subprocess(slug: str, seed: int, scale: str, device: str, timeout: float)
                  seconds=round(time.perf_counter() - start, 2), error=error)]
 
 
-def read_ledger() -> dict[tuple[str, str, int], float]:
-    if not LEDGER.exists():
-        return {}
-    with open(LEDGER, newline="") as f:
-        return {(r["paper"], r["claim"], int(r["seed"])): float(r["measured"])
-                for r in csv.DictReader(f)}
+def read_ledger(scale: str = "quick") -> dict[tuple[str, str, int], float]:
+    """The committed CPU values ``{(paper, claim, seed): measured}`` at ``scale``."""
+    from icml26 import ledger
+
+    return {(p, c, s): v for (p, c, s, sc, d), (v, _spec) in ledger.read(LEDGER).items()
+            if sc == scale and d == "cpu"}
 
 
 def same(a: float, b: float) -> bool:
@@ -111,16 +111,20 @@ def main(argv: list[str] | None = None) -> int:
         done = list(pool.map(lambda t: in_subprocess(t[0], t[1], args.scale, device,
                                                      args.timeout), tasks))
     rows = [r for rs in done for r in rs]
-    ledger = read_ledger()
+    ledger = read_ledger(args.scale)
     for r in rows:
         cpu = ledger.get((r["paper"], r["claim"], r["seed"]), math.nan)
         r["cpu_measured"] = cpu
         r["abs_diff"] = abs(r["measured"] - cpu)
         r["rel_diff"] = r["abs_diff"] / max(abs(cpu), 1e-12)
     if args.record:
-        keep = [r for r in _ledger_rows() if (r["paper"], int(r["seed"])) not in set(tasks)]
-        new = [{k: r[k] for k in LEDGER_FIELDS} for r in rows if not r["error"]]
-        _write(LEDGER, keep + new, LEDGER_FIELDS)
+        from icml26 import ledger as committed
+
+        new = [dict(paper=r["paper"], claim=r["claim"], seed=r["seed"], scale=r["scale"],
+                    device="cpu", measured=r["measured"],
+                    spec=committed.spec_of(r["paper"], r["claim"]))
+               for r in rows if not r["error"]]
+        committed.merge(new, LEDGER)
         print(f"ledger: {len(new)} rows for {len(tasks)} (paper, seed) pairs -> {LEDGER}")
         return 1 if any(r["error"] for r in rows) else 0
     if args.check:
@@ -151,13 +155,6 @@ def summary(rows: list[dict], device: str, scale: str) -> str:
                      f"| {slug} | {seed} | {rs[0]['seconds']} | {', '.join(failing) or '-'} | "
                      f"- | {rs[0]['error'] or '-'} |")
     return "\n".join(lines) + "\n"
-
-
-def _ledger_rows() -> list[dict]:
-    if not LEDGER.exists():
-        return []
-    with open(LEDGER, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _write(path: Path, rows: list[dict], fields) -> None:

@@ -1,7 +1,7 @@
 """Every claim of one paper on seeds 0-6 at quick scale -> ``benchmarks/<slug>_seeds.csv``.
 
 The per-seed record of a paper's claims: the evidence behind its status (read by
-``benchmarks/hold_rates.py --records``) and its notebook's seed table. Wall seconds per seed are
+the status before issue 44's ledger) and its notebook's seed table. Wall seconds per seed are
 recorded (cold only when the cache was empty).
 
     ICML26_CACHE=/tmp/empty OMP_NUM_THREADS=1 python benchmarks/seed_record.py SLUG [SEED ...]

@@ -1,7 +1,8 @@
 """Registry of the 19 ICML 2026 papers in the suite: slug, title, arXiv id.
 
 The status is not typed here: :attr:`Paper.status` is computed by :mod:`icml26.status` from
-the paper's claim roles and the committed hold rates. Each paper names its library and
+the paper's claim roles and units and the committed per-seed values
+(``benchmarks/claim_values.csv``). Each paper names its library and
 dashboard modules by string; they are imported lazily, so listing papers or printing claims
 never imports panel.
 """
@@ -125,9 +126,9 @@ def reproduced() -> list[Paper]:
 
 
 def asserted() -> list[Paper]:
-    """Papers whose expected claims CI asserts on seeds 0 and 1: every expected claim holds on
-    >= 95% of the swept seeds (whatever the roles make of the status). A blocked paper whose
-    expected claims fail on some seeds is asserted by its own test file instead."""
+    """Papers whose expected claims CI asserts on seeds 0 and 1: every expected claim holds by
+    its unit's rule over the committed seeds (whatever the roles make of the status). A blocked
+    paper whose expected claims fail on some seeds is asserted by its own test file instead."""
     return [p for p in PAPERS if p.built and all(
         r.ok for r in p.status_info().records if r.expected)]
 

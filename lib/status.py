@@ -1,104 +1,43 @@
-"""A paper's status, computed from its claims' roles and their hold rates over swept seeds.
+"""A paper's status, computed from its claims' roles, units and committed per-seed values.
 
 Nothing here is typed by hand. Each paper's claims module declares its claim rows
-(``CLAIM_SPECS``: statement, op, threshold, ``expected``, ``role``); ``benchmarks/hold_rates.csv``
-records, per claim, on how many of the swept seeds it held (``icml26 sweep`` ->
-``benchmarks/hold_rates.py``). The rule (issue 28):
+(``CLAIM_SPECS``: statement, op, threshold, ``expected``, ``role``, ``unit``, ``source``);
+``benchmarks/claim_values.csv`` commits every swept seed's value of every claim (``icml26
+sweep`` -> ``benchmarks/claim_values.py``, :mod:`icml26.ledger`), and :mod:`icml26.estimates`
+judges each claim over those seeds by its unit (``each``: holds on >= 95% of the seeds;
+``mean``: the 95% BCa interval of its mean lies past the threshold; a seed-independent claim:
+its one value holds). The rule (issue 28):
 
-- ``reproduced``: every headline and mechanism claim is expected and holds on >= 95% of the
-  swept seeds, and so does every check;
+- ``reproduced``: every headline and mechanism claim is expected and holds, and so does every
+  check;
 - ``partial``: every mechanism claim and check does, some headline does not (named);
-- ``blocked``: a mechanism claim or a check does not (named).
+- ``blocked``: a mechanism claim or a check does not (named);
+- ``pending``: the paper's values do not yet cover the seeds 0-15 every paper is swept on
+  (:data:`icml26.estimates.SEEDS`): no verdict on fewer; the estimates so far are shown.
 
 Claims with the role ``finding`` (what this reproduction measured beyond the paper's
 statements) are shown with the others but never enter the status.
 
 A tier-C paper (its subject, an LLM agent, cannot run here; what is reproduced is the harness)
-says so: its label carries ``harness``. A claim without a current hold-rate record counts as not
-holding ("no record"), so a stale or missing record can only lower a status, never raise it;
-:func:`stale` lists such records and a test fails on any.
+says so: its label carries ``harness``. A claim without a value measured against its current
+row (:func:`icml26.ledger.spec_of`) counts as not holding ("no values"), so a stale or missing
+value can only lower a status, never raise it; :func:`stale` lists such claims and a test fails
+on any.
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import importlib
-import json
-import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from icml26 import estimates
 from icml26.claims import ROLES
 
-#: the share of swept seeds on which a claim must hold to count as holding
-HOLD_RATE = 0.95
+# re-exported: the estimate's names, and the paper's claim rows (every value's fingerprint
+# reads those too, so they live in the ledger, below the status)
+from icml26.estimates import HOLD_RATE, Estimate, Values  # noqa: F401
+from icml26.ledger import claim_specs, claims_module, claims_version  # noqa: F401
 
-WORDS = ("reproduced", "partial", "blocked")
-
-
-def hold_rates_path() -> Path:
-    """``$ICML26_HOLD_RATES``, else ``benchmarks/hold_rates.csv`` of this checkout."""
-    env = os.environ.get("ICML26_HOLD_RATES")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "benchmarks" / \
-        "hold_rates.csv"
-
-
-# --------------------------------------------------------------------------- the claim rows
-def claims_module(slug: str):
-    return importlib.import_module(f"icml26.{slug}.claims")
-
-
-def claim_specs(slug: str) -> dict[str, tuple]:
-    """The paper's static claim rows ``name -> (statement, op, threshold, expected, role)``."""
-    specs = getattr(claims_module(slug), "CLAIM_SPECS", None)
-    if not isinstance(specs, dict) or not specs:
-        raise LookupError(f"icml26.{slug}.claims has no CLAIM_SPECS dict")
-    return specs
-
-
-def claims_version(slug: str) -> int:
-    return int(getattr(claims_module(slug), "CLAIMS_VERSION", 1))
-
-
-def fingerprint(slug: str) -> str:
-    """What a hold-rate record was measured against: every claim's name, op, threshold and
-    ``expected`` flag, and the module's ``CLAIMS_VERSION`` (bumped when a measurement changes).
-    Roles and statements are not in it: they change no measured value."""
-    specs = claim_specs(slug)
-    rows = sorted((name, row[1], float(row[2]), bool(row[3])) for name, row in specs.items())
-    blob = json.dumps([claims_version(slug), rows]).encode()
-    return hashlib.sha256(blob).hexdigest()[:12]
-
-
-# --------------------------------------------------------------------------- hold rates
-@dataclass(frozen=True)
-class Rate:
-    held: int
-    seeds: int
-    lo: float
-    hi: float
-    failed_on: str
-    spec: str
-
-    @property
-    def rate(self) -> float:
-        return self.held / self.seeds if self.seeds else math.nan
-
-
-def read_rates(path: Path | None = None) -> dict[tuple[str, str], Rate]:
-    """``{(paper, claim): Rate}``: the last row written for each claim (the file is appended)."""
-    path = hold_rates_path() if path is None else Path(path)
-    out: dict[tuple[str, str], Rate] = {}
-    if not path.exists():
-        return out
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            out[(r["paper"], r["claim"])] = Rate(
-                int(r["held"]), int(r["seeds"]), float(r["wilson_lo"]), float(r["wilson_hi"]),
-                r.get("failed_on") or "", r.get("spec") or "")
-    return out
+WORDS = ("reproduced", "partial", "blocked", "pending")
 
 
 # --------------------------------------------------------------------------- the status
@@ -106,21 +45,30 @@ def read_rates(path: Path | None = None) -> dict[tuple[str, str], Rate]:
 class ClaimRecord:
     name: str
     role: str
+    unit: str
     expected: bool
     statement: str
-    rate: Rate | None
+    estimate: Estimate | None  # None: no value of the claim's current row
 
     @property
     def ok(self) -> bool:
-        """Expected, and held on >= 95% of the swept seeds of a current record."""
-        return (self.expected and self.rate is not None and self.rate.seeds > 0
-                and self.rate.rate >= HOLD_RATE)
+        """Expected, and holding by its unit's rule over the current values."""
+        return self.expected and self.estimate is not None and self.estimate.holds
+
+    def verdict(self) -> str:
+        """``holds`` / ``does not hold`` (with the target) / ``no values``."""
+        if self.estimate is None:
+            return "no values"
+        if self.estimate.holds:
+            return "holds"
+        return f"does not hold (needs {self.estimate.target()})"
 
     def why(self) -> str:
-        if self.rate is None:
-            return f"{self.name} (no hold-rate record)"
-        held = f"{self.rate.held}/{self.rate.seeds} seeds"
-        return f"{self.name} ({held}{'' if self.expected else ', not expected'})"
+        """The name and its estimate, e.g. ``x (15/16 seeds (95% 0.72-0.99))``."""
+        if self.estimate is None:
+            return f"{self.name} (no values of its current row)"
+        tag = "" if self.expected else ", not expected"
+        return f"{self.name} ({self.estimate.text()}{tag})"
 
 
 @dataclass(frozen=True)
@@ -140,17 +88,12 @@ class Status:
         return tuple(r for r in self.records if r.role == "headline")
 
 
-def records(slug: str, rates: dict[tuple[str, str], Rate] | None = None
-            ) -> tuple[ClaimRecord, ...]:
-    """Each claim's role, expected flag and current hold-rate record (None if stale/absent)."""
-    rates = read_rates() if rates is None else rates
-    fp = fingerprint(slug)
-    out = []
-    for name, (statement, _op, _thr, expected, *role) in claim_specs(slug).items():
-        rate = rates.get((slug, name))
-        out.append(ClaimRecord(name, role[0] if role else "", bool(expected), statement,
-                               rate if rate is not None and rate.spec == fp else None))
-    return tuple(out)
+def records(slug: str, values: Values | None = None) -> tuple[ClaimRecord, ...]:
+    """Each claim's role, unit, expected flag and estimate over its current committed values
+    (``values``: :func:`icml26.ledger.read`'s dict, read when None)."""
+    est = estimates.estimates(slug, values)
+    return tuple(ClaimRecord(name, row.role, row.unit, bool(row.expected), row.statement,
+                             est[name]) for name, row in claim_specs(slug).items())
 
 
 def decide(slug: str, recs: tuple[ClaimRecord, ...], harness: bool = False) -> Status:
@@ -159,6 +102,14 @@ def decide(slug: str, recs: tuple[ClaimRecord, ...], harness: bool = False) -> S
     if unroled:
         return Status(slug, "blocked", harness, "claims without a role: " + ", ".join(unroled),
                       recs)
+    swept = [r.estimate.seeds for r in recs if r.estimate is not None]
+    missing = sorted(set(estimates.SEEDS) - set.intersection(*map(set, swept))) if swept else \
+        list(estimates.SEEDS)
+    if missing:  # (a claim without values of its current row counts as not holding, below)
+        have = len(estimates.SEEDS) - len(missing)
+        return Status(slug, "pending", harness,
+                      f"values on {have} of the seeds 0-{estimates.SEEDS[-1]} (re-sweep under "
+                      "way; no verdict on fewer)", recs)
     # findings (measurements beyond what the paper states) are reported, not the paper's
     failing = {role: [r for r in recs if r.role == role and not r.ok] for role in ROLES}
     if not any(r.role == "headline" for r in recs):
@@ -170,26 +121,18 @@ def decide(slug: str, recs: tuple[ClaimRecord, ...], harness: bool = False) -> S
     if failing["headline"]:
         return Status(slug, "partial", harness, "headline not holding: " +
                       "; ".join(r.why() for r in failing["headline"]), recs)
-    n = min(r.rate.seeds for r in recs if r.rate is not None)
+    n = min(r.estimate.n for r in recs if r.role != "finding")
     return Status(slug, "reproduced", harness,
-                  f"every headline, mechanism and check claim holds on >= {HOLD_RATE:.0%} of "
-                  f">= {n} swept seeds", recs)
+                  f"every headline, mechanism and check claim holds over >= {n} swept seeds "
+                  f"(each: on >= {HOLD_RATE:.0%} of them; mean: its 95% interval clears the "
+                  "threshold)", recs)
 
 
-def status(slug: str, harness: bool = False,
-           rates: dict[tuple[str, str], Rate] | None = None) -> Status:
-    return decide(slug, records(slug, rates), harness)
+def status(slug: str, harness: bool = False, values: Values | None = None) -> Status:
+    return decide(slug, records(slug, values), harness)
 
 
-def stale(slug: str, rates: dict[tuple[str, str], Rate] | None = None) -> list[str]:
-    """Why the paper's hold-rate record is out of step with its claims ([] when current)."""
-    rates = read_rates() if rates is None else rates
-    fp, names = fingerprint(slug), set(claim_specs(slug))
-    have = {c: r for (p, c), r in rates.items() if p == slug}
-    out = [f"{slug}.{c}: no hold-rate record" for c in sorted(names - set(have))]
-    out += [f"{slug}.{c}: recorded for a claim the paper no longer has"
-            for c in sorted(set(have) - names)]
-    out += [f"{slug}.{c}: recorded against spec {r.spec or '(none)'}, the claims are now {fp} "
-            "(re-sweep: icml26 sweep, then benchmarks/hold_rates.py)"
-            for c, r in sorted(have.items()) if c in names and r.spec != fp]
-    return out
+def stale(slug: str, values: Values | None = None) -> list[str]:
+    """Why the paper's committed values are out of step with its claims ([] when current):
+    :func:`icml26.estimates.stale`."""
+    return estimates.stale(slug, values)

@@ -1,18 +1,18 @@
-"""The status is computed from claim roles and hold rates; every expected claim proves it can
-fail (issue 28); the device argument is validated everywhere (issue 30)."""
+"""The status is computed from claim roles, units and the committed per-seed values (issue 28,
+issue 44); every expected claim proves it can fail (issue 28); the device argument is
+validated everywhere (issue 30)."""
 
 from __future__ import annotations
 
 import ast
-import csv
 import inspect
-import shutil
+import math
 from pathlib import Path
 
 import pytest
 
-from icml26 import papers, status, status_table
-from icml26.claims import ROLES
+from icml26 import estimates, ledger, papers, status, status_table
+from icml26.claims import ROLES, ClaimSpec
 from icml26.common import resolve_device
 from icml26.dashboards.app import cli
 
@@ -26,13 +26,12 @@ HAS_CUDA = __import__("torch").cuda.is_available()
 def test_every_claim_row_has_a_role_and_every_paper_a_quoted_headline(slug):
     specs = status.claim_specs(slug)
     for name, row in specs.items():
-        assert len(row) == 5, f"{slug}.{name}: (statement, op, threshold, expected, role)"
-        assert row[4] in ROLES, f"{slug}.{name}: role {row[4]!r} not in {ROLES}"
-    findings = [n for n, row in specs.items() if row[4] == "finding" and row[3]]
-    assert not findings, f"{slug}: a finding (beyond the paper) is never expected: {findings}"
-    heads = [n for n, row in specs.items() if row[4] == "headline"]
+        assert isinstance(row, ClaimSpec), f"{slug}.{name}: a ClaimSpec"
+        assert row.role in ROLES, f"{slug}.{name}: role {row.role!r} not in {ROLES}"
+    heads = [n for n, row in specs.items() if row.role == "headline"]
     assert heads, f"{slug}: no headline claim"
-    unquoted = [n for n in heads if '"' not in specs[n][0] and "“" not in specs[n][0]]
+    unquoted = [n for n in heads if '"' not in specs[n].statement
+                and "“" not in specs[n].statement]
     assert not unquoted, f"{slug}: headline statements must quote the abstract: {unquoted}"
 
 
@@ -70,18 +69,27 @@ def test_every_expected_claim_has_a_mutation_that_fails_it(slug):
     expected claim without a mutation test has never been shown able to fail."""
     specs = status.claim_specs(slug)
     exempt = getattr(status.claims_module(slug), "NO_REALISTIC_FAILURE", {})
-    wrong = [n for n in exempt if n not in specs or specs[n][4] != "check"]
+    wrong = [n for n in exempt if n not in specs or specs[n].role != "check"]
     assert not wrong, f"{slug}: only check claims may have no realistic failure: {wrong}"
     missing = [n for n, row in specs.items()
-               if row[3] and (slug, n) not in MARKED and n not in exempt]
+               if row.expected and (slug, n) not in MARKED and n not in exempt]
     assert not missing, (f"{slug}: expected claims with no @pytest.mark.mutation test: "
                          f"{missing}")
 
 
 # --------------------------------------------------------------------------- the status rule
-def rec(name, role, expected=True, held=32, seeds=32):
-    rate = None if held is None else status.Rate(held, seeds, 0.0, 1.0, "", "x")
-    return status.ClaimRecord(name, role, expected, "s", rate)
+SPREAD = [(-1) ** i * (1 + i // 2) / 8 for i in range(32)]  # mean 0, never 0
+
+
+def rec(name, role, expected=True, held=32, seeds=32, unit="each", mean=None):
+    """A claim ">= 0" held on ``held`` of ``seeds`` seeds (``held=None``: no values); a
+    ``mean`` claim: the seeds' values have mean ``mean`` and a spread of about 0.6."""
+    if held is None:
+        return status.ClaimRecord(name, role, unit, expected, "s", None)
+    values = ([1.0 + i for i in range(held)] + [-1.0 - i for i in range(seeds - held)]
+              if mean is None else [mean + d for d in SPREAD[:seeds]])
+    return status.ClaimRecord(name, role, unit, expected, "s",
+                              estimates.estimate(values, ">=", 0.0, unit))
 
 
 @pytest.mark.parametrize("recs, word", [
@@ -95,6 +103,9 @@ def rec(name, role, expected=True, held=32, seeds=32):
     ([rec("h", "headline"), rec("m", "mechanism", held=None)], "blocked"),  # no record
     ([rec("m", "mechanism")], "blocked"),  # no headline
     ([rec("h", "headline"), rec("f", "finding", expected=False, held=0)], "reproduced"),
+    ([rec("h", "headline", unit="mean", mean=1.0)], "reproduced"),  # interval clears 0
+    ([rec("h", "headline", unit="mean", mean=0.1)], "partial"),  # mean > 0, interval not
+    ([rec("h", "headline"), rec("m", "mechanism", unit="mean", mean=0.1)], "blocked"),
 ])
 def test_status_rule(recs, word):
     st = status.decide("p", tuple(recs))
@@ -111,53 +122,53 @@ def test_harness_papers_say_so():
 
 
 @pytest.mark.parametrize("slug", SLUGS)
-def test_hold_rate_record_is_current(slug):
-    """benchmarks/hold_rates.csv was measured against the paper's current claims (names,
-    targets, expected flags, CLAIMS_VERSION); refresh it with `icml26 sweep` then
-    `python benchmarks/hold_rates.py DATASET` when they change."""
+def test_committed_values_are_current(slug):
+    """benchmarks/claim_values.csv holds a value of every claim on every swept seed (0-15 at
+    least), measured against the claim's current row (ledger.spec_of: CLAIMS_VERSION, name, op,
+    threshold, expected, role, unit, source); when a row changes, re-sweep (`icml26 sweep`,
+    then `python benchmarks/claim_values.py DATASET`)."""
     assert status.stale(slug) == []
 
 
-COMMITTED_RATES = status.hold_rates_path()
+def _holding(spec, seed: int) -> float:
+    """A value on the claim's side of its threshold, different on every seed."""
+    step = 1.0 + seed / 16
+    return spec.threshold + step if spec.op in (">=", ">") else spec.threshold - step
 
 
-def _scratch_copy(tmp_path, monkeypatch, edit):
-    path = tmp_path / "hold_rates.csv"
-    shutil.copy(COMMITTED_RATES, path)
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    fields = list(rows[0])
-    edit(rows)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    monkeypatch.setenv("ICML26_HOLD_RATES", str(path))
+def _commit(path, slug, edit=lambda name, seed, value: value, spec=None):
+    path.unlink(missing_ok=True)
+    ledger.merge([dict(paper=slug, claim=name, seed=seed, scale="quick", device="cpu",
+                       measured=edit(name, seed, _holding(row, seed)),
+                       spec=spec or ledger.spec_of(slug, name))
+                  for name, row in status.claim_specs(slug).items()
+                  for seed in estimates.SEEDS], path)
 
 
-def _lower(rows, slug, claim, held):
-    for r in rows:
-        if r["paper"] == slug and r["claim"] == claim:
-            r["held"] = str(held)
-
-
-def test_status_follows_the_hold_rates_in_a_scratch_copy(tmp_path, monkeypatch):
-    paper = next((p for p in papers.PAPERS if p.status == "reproduced"), None)
+def test_status_follows_the_values_in_a_scratch_file(tmp_path, monkeypatch):
+    """A paper's real rows over synthetic values: every value holding reproduces it; a
+    headline failing on a seed makes it partial, a mechanism or check blocks it, values of
+    another row count as none."""
+    paper = next((p for p in papers.built() if all(
+        r.expected for r in status.claim_specs(p.slug).values() if r.role != "finding")
+        and any(r.role in ("mechanism", "check") for r in status.claim_specs(p.slug).values())),
+        None)
     if paper is None:
-        pytest.skip("no paper is reproduced")
-    recs = paper.status_info().records
-    head = next(r for r in recs if r.role == "headline")
-    mech = next((r for r in recs if r.role in ("mechanism", "check")), None)
-    _scratch_copy(tmp_path, monkeypatch, lambda rows: _lower(rows, paper.slug, head.name, 0))
-    assert paper.status == "partial" and head.name in paper.status_info().reason
-    if mech is not None:
-        _scratch_copy(tmp_path, monkeypatch,
-                      lambda rows: _lower(rows, paper.slug, mech.name, mech.rate.seeds // 2))
-        assert paper.status == "blocked" and mech.name in paper.status_info().reason
-    # a record measured against other claims (another spec) counts as no record
-    _scratch_copy(tmp_path, monkeypatch, lambda rows: [r.update(spec="0" * 12) for r in rows
-                                                       if r["paper"] == paper.slug])
-    assert paper.status == "blocked" and status.stale(paper.slug)
+        pytest.skip("every paper has an unexpected headline, mechanism or check")
+    path = tmp_path / "claim_values.csv"
+    monkeypatch.setenv("ICML26_CLAIM_VALUES", str(path))
+    specs = status.claim_specs(paper.slug)
+    _commit(path, paper.slug)
+    assert status.stale(paper.slug) == [] and paper.status == "reproduced"
+    head = next(n for n, r in specs.items() if r.role == "headline")
+    mech = next(n for n, r in specs.items() if r.role in ("mechanism", "check"))
+    for name, word in [(head, "partial"), (mech, "blocked")]:
+        # NaN on seed 0: an each claim holds on 15/16 < 95%, a mean claim has a NaN seed
+        _commit(path, paper.slug, lambda n, s, v, name=name: math.nan if (n, s) == (name, 0)
+                else v)
+        assert paper.status == word and f"{name} (" in paper.status_info().reason
+    _commit(path, paper.slug, spec="0" * 12)  # every value of another row: none is current
+    assert paper.status == "pending" and status.stale(paper.slug)
 
 
 # --------------------------------------------------------------------------- one table

@@ -19,9 +19,11 @@ def create_index() -> pn.viewable.Viewable:
     return pn.Column(pn.pane.Markdown(
             "# icml26: ICML 2026 papers, reproduced and explorable\n\n"
             f"All {len(papers.built())} papers are built, tested and served; each link opens "
-            "its explorer. A status is computed, never typed: `reproduced` when every headline "
-            "and mechanism claim holds on >= 95% of the swept seeds, `partial` when a headline "
-            "does not, `blocked` when a mechanism claim or a check does not. Every claim and "
+            "its explorer. A status is computed, never typed: `reproduced` when every headline, "
+            "mechanism and check claim holds over the seeds 0-15 (a property of each run on "
+            ">= 95% of them; a comparison by the 95% interval of its mean), `partial` when a "
+            "headline does not, `blocked` when a mechanism claim or a check does not, `pending` "
+            "while the seeds 0-15 are not all swept. Every claim and "
             "whether it held: `icml26 claims`; how often each holds over many seeds (Dask, "
             "live): [claim robustness](./robustness).\n\n"
             + index_markdown(), sizing_mode="stretch_width"), sizing_mode="stretch_width")

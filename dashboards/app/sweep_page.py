@@ -3,9 +3,11 @@
 Pick papers and a seed range and press Run: each (paper, seed) is one Dask task
 (:mod:`icml26.sweep`, the same code as ``icml26 sweep``), and as each future completes the
 progress bar moves and the claim's bar (held on k of n seeds, with its Wilson 95% interval)
-grows. Until the first Run the figure shows the committed hold-rate record of the chosen
-papers (``benchmarks/hold_rates.csv`` through :mod:`icml26.status`: the rates the papers'
-status is computed from), never an empty frame. Seeds already in the sweep dataset are
+grows. Until the first Run the figure shows the committed record of the chosen papers, never
+an empty frame: the estimates the papers' status is computed from (:mod:`icml26.estimates`
+over ``benchmarks/claim_values.csv``), each claim's bar its share of seeds held with the Wilson
+95% interval, its label the estimate by its unit (a ``mean`` claim's mean and BCa interval, a
+seed-independent claim's one value) and its verdict. Seeds already in the sweep dataset are
 counted at once and not run again (unless "recompute" is ticked); results are written to
 the same dataset as the command line.
 Stop cancels the tasks not yet finished, also while Dask is still starting (then nothing is
@@ -23,10 +25,10 @@ from functools import partial
 
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource, FactorRange, LabelSet, Range1d, Whisker
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LabelSet, Range1d, Whisker
 from bokeh.plotting import figure
 
-from icml26 import papers, status, sweep
+from icml26 import estimates, ledger, papers, status, sweep
 from icml26.dashboards.app import perf
 
 EXPECTED, NOT_EXPECTED = "#1f77b4", "#9e9e9e"
@@ -35,6 +37,18 @@ ROW_PX = 24
 
 def built_slugs() -> list[str]:
     return [p.slug for p in papers.built()]
+
+
+def _short(rec: status.ClaimRecord) -> str:
+    """A committed claim's label beside its bar: ``15/16 ✓`` (each), ``mean 0.12 ✓`` (mean),
+    ``0.031 on all ✓`` (the same value on every seed); the mark is the estimate's verdict."""
+    e = rec.estimate
+    mark = "✓" if e.holds else "✗"
+    if e.constant:
+        return f"{estimates.fmt(e.values[0])} on all {mark}"
+    if e.unit == "mean":
+        return f"mean {estimates.fmt(e.mean)} {mark}"
+    return f"{e.held}/{e.n} {mark}"
 
 
 class RobustnessExplorer(pn.viewable.Viewer):
@@ -69,6 +83,8 @@ class RobustnessExplorer(pn.viewable.Viewer):
         self.figure = self._figure()
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], list] = {}  # (paper, claim) -> [k, n, expected]
+        # the committed record's (label, hover text) per (paper, claim): its estimate
+        self._texts: dict[tuple[str, str], tuple[str, str]] = {}
         self._done = self._total = 0
         self._client, self._client_key = None, None
         self._sweep: sweep.Sweep | None = None
@@ -80,13 +96,15 @@ class RobustnessExplorer(pn.viewable.Viewer):
     # ------------------------------------------------------------------ the figure
     def _figure(self):
         fig = figure(title="Claims held, share of seeds (bar) with Wilson 95% interval",
-                     y_range=FactorRange(factors=[]), x_range=Range1d(0, 1.18),
+                     y_range=FactorRange(factors=[]), x_range=Range1d(0, 1.35),
                      x_axis_label="share of seeds where the claim holds",
                      y_axis_label="paper · claim", height=160, sizing_mode="stretch_width",
                      min_width=300, tools="save", toolbar_location="right",
                      output_backend="canvas")
-        fig.hbar(y="label", right="rate", height=0.6, source=self.source, color="color",
-                 fill_alpha=0.55, line_color=None)
+        bars = fig.hbar(y="label", right="rate", height=0.6, source=self.source,
+                        color="color", fill_alpha=0.55, line_color=None)
+        fig.add_tools(HoverTool(renderers=[bars], tooltips=[("claim", "@label"),
+                                                            ("", "@detail")]))
         # on top of the bars (a Whisker's default level is "underlay": an 8/8 bar hid its
         # interval 0.68-1 under itself), with end caps
         fig.add_layout(Whisker(source=self.source, base="label", lower="lo", upper="hi",
@@ -97,15 +115,21 @@ class RobustnessExplorer(pn.viewable.Viewer):
         return fig
 
     @staticmethod
-    def _columns(counts: dict) -> dict:
-        cols: dict[str, list] = {k: [] for k in ("label", "rate", "lo", "hi", "text", "color")}
+    def _columns(counts: dict, texts: dict | None = None) -> dict:
+        """The bars' data per (paper, claim) of ``counts``: share held, Wilson interval,
+        label and hover text (``texts``' when given, else ``k/n``) and colour."""
+        texts = texts or {}
+        cols: dict[str, list] = {k: [] for k in ("label", "rate", "lo", "hi", "text", "detail",
+                                                 "color")}
         for (paper, claim), (k, n, expected) in counts.items():
             lo, hi = sweep.wilson(k, n)
             cols["label"].append(f"{paper} · {claim}")
             cols["rate"].append(k / n)
             cols["lo"].append(lo)
             cols["hi"].append(hi)
-            cols["text"].append(f"{k}/{n}")
+            text, detail = texts.get((paper, claim), (f"{k}/{n}", f"held on {k} of {n} seeds"))
+            cols["text"].append(text)
+            cols["detail"].append(detail)
             cols["color"].append(EXPECTED if expected else NOT_EXPECTED)
         return cols
 
@@ -140,7 +164,8 @@ class RobustnessExplorer(pn.viewable.Viewer):
     def _render(self, status: str | None = None) -> None:
         """Write the counts into the figure and the bar (on the document's thread)."""
         with self._lock:
-            cols, done, total = self._columns(self._counts), self._done, self._total
+            cols, done, total = (self._columns(self._counts, self._texts), self._done,
+                                 self._total)
         labels = list(reversed(cols["label"]))  # first claim at the top
         if list(self.figure.y_range.factors) != labels:
             self.figure.y_range.factors = labels
@@ -151,18 +176,22 @@ class RobustnessExplorer(pn.viewable.Viewer):
             self._status.object = status
 
     def show_record(self) -> str:
-        """Draw the committed hold-rate record of the chosen papers (only claims whose record
-        matches their current spec, as the status counts them); returns what it shows."""
-        rates = status.read_rates()
-        counts, absent, n = {}, [], set()
+        """Draw the committed record of the chosen papers: each claim's estimate over its
+        committed values (only values of its current row, as the status counts them: seeds
+        held, and beside the bar the estimate by its unit and the verdict); returns what it
+        shows."""
+        values = ledger.read()
+        counts, texts, absent, n = {}, {}, [], set()
         for slug in self.papers:
-            recs = [r for r in status.records(slug, rates) if r.rate is not None]
+            recs = [r for r in status.records(slug, values) if r.estimate is not None]
             absent += [] if recs else [slug]
             for r in recs:
-                counts[(slug, r.name)] = [r.rate.held, r.rate.seeds, r.expected]
-                n.add(r.rate.seeds)
+                e = r.estimate
+                counts[(slug, r.name)] = [e.held, e.n, r.expected]
+                texts[(slug, r.name)] = (_short(r), f"{e.text()}; {r.verdict()}")
+                n.add(e.n)
         with self._lock:
-            self._counts, self._done, self._total = counts, 0, 0
+            self._counts, self._texts, self._done, self._total = counts, texts, 0, 0
         # Served, a widget change arrives on a pool thread without the document's lock:
         # Bokeh models may only change on the document's own thread (next tick).
         doc = pn.state.curdoc
@@ -171,8 +200,10 @@ class RobustnessExplorer(pn.viewable.Viewer):
         else:
             self._render()
         seeds = "/".join(str(s) for s in sorted(n))
-        shown = (f"Showing the committed record (`benchmarks/hold_rates.csv`, {seeds} swept "
-                 f"seeds per claim). " if counts else "")
+        shown = (f"Showing the committed record (`benchmarks/claim_values.csv`, {seeds} swept "
+                 "seeds per claim; each bar the share of seeds held, beside it the estimate "
+                 "the status uses: `each` k/n, `mean` the mean with its 95% BCa interval). "
+                 if counts else "")
         none = (f"No current committed record for {', '.join(absent)}: the bars come with "
                 "Run. " if absent else "")
         return shown + none
@@ -225,6 +256,7 @@ class RobustnessExplorer(pn.viewable.Viewer):
         with self._lock:
             self._counts, self._done, self._total = {}, plan.done, len(plan.papers) * len(
                 plan.seeds)
+            self._texts = {}  # a live sweep's bars say k/n
             self._stop_requested = False
         if done is not None:
             self._count(done.to_dict("records"))
@@ -335,8 +367,12 @@ INTRO = """# Claim robustness over seeds
 
 Every claim in this suite is tested on seeds 0 and 1. Here each paper's `claims(seed)` runs on
 a range of seeds as Dask tasks; each bar is the share of seeds where a claim held, with its
-Wilson 95% interval (blue: the suite expects the claim to hold; grey: it does not). The same
-sweep from a terminal: `icml26 sweep recruitment promotion --seeds 0:32`."""
+Wilson 95% interval (blue: the suite expects the claim to hold; grey: it does not). Before a
+Run the bars are the committed values (`benchmarks/claim_values.csv`), and beside each is the
+estimate the paper's status uses with its verdict (✓/✗): `each` claims held on k/n seeds (>= 95%
+holds), `mean` claims their mean, whose 95% BCa interval must clear the threshold (hover a bar
+for the interval). The same sweep from a terminal:
+`icml26 sweep recruitment promotion --seeds 0:32`."""
 
 
 def create_app() -> pn.viewable.Viewable:
