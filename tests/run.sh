@@ -1,20 +1,52 @@
 #!/usr/bin/env bash
 # The README's test command: set up .venv, install Chromium if missing, run every test.
-#   bash tests/run.sh            (everything: lint, lib/kernels/dashboards, browser, notebooks)
-# Environment: ICML26_CACHE (default: a fresh temporary folder for this run),
-#              PYTHON (default: python3.11, else python3), PYTEST_ARGS (extra pytest flags).
+#   bash tests/run.sh          everything: lint; lib, kernels, dashboards; browser; every
+#                              notebook executed once into the static report, checked against
+#                              its committed claim table; the report in Chromium
+#   bash tests/run.sh --fast   the inner loop: lint and every test not marked slow, plus the
+#                              slow (claim) tests of the papers the working tree changes
+#                              (tests/select_fast.py); no browser, no notebooks, no report
+# Environment: ICML26_CACHE (default: a fresh temporary folder for this run; --fast deletes
+#              the one it made), PYTHON (default: python3.11, else python3), PYTEST_ARGS (extra
+#              pytest flags), TEST_WORKERS (default: one per core), FAST_PAPERS (--fast: the
+#              papers to treat as changed instead of asking git; "all" = every paper, seed 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-start=$(date +%s)
-say() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - start ))"; }
+
+FAST=0
+case "${1:-}" in
+  --fast) FAST=1 ;;
+  "") ;;
+  *) echo "usage: bash tests/run.sh [--fast]" >&2; exit 2 ;;
+esac
+WORKERS=${TEST_WORKERS:-$(nproc)}
+
+# Stage times: `stage NAME WHAT` ends the previous stage and starts NAME; at exit (passed or
+# failed) one line per stage and the total.
+T0=$(date +%s); STAGE=""; STAGE_T=$T0; TIMES=(); OWN_CACHE=""
+stage() {
+  end_stage; STAGE=$1; STAGE_T=$(date +%s); shift
+  printf '\n== %s: %s (%ss)\n' "$STAGE" "$*" "$(( STAGE_T - T0 ))"
+}
+end_stage() { [ -z "$STAGE" ] || TIMES+=("$STAGE|$(( $(date +%s) - STAGE_T ))"); STAGE=""; }
+mmss() { printf '%dm%02ds' $(( $1 / 60 )) $(( $1 % 60 )); }
+summary() {
+  local rc=$? failed=$STAGE t
+  end_stage
+  printf '\n== stage times%s\n' "$([ "$FAST" = 1 ] && echo ' (--fast)' || true)"
+  for t in "${TIMES[@]}"; do printf '  %-24s %8s\n' "${t%|*}" "$(mmss "${t#*|}")"; done
+  printf '  %-24s %8s\n' total "$(mmss $(( $(date +%s) - T0 )))"
+  [ "$rc" = 0 ] || printf '  FAILED in stage "%s" (exit %s)\n' "$failed" "$rc"
+  [ -z "$OWN_CACHE" ] || rm -rf "$OWN_CACHE"
+  exit "$rc"
+}
+trap summary EXIT
 
 PY=${PYTHON:-$(command -v python3.11 || command -v python3)}
-say "virtual environment (.venv, $($PY --version))"
+stage setup "virtual environment (.venv, $($PY --version))$([ $FAST = 1 ] || echo ', Chromium')"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-
-say "browser for the UI tests"
-if [ ! -x /usr/bin/chromium ]; then
+if [ $FAST = 0 ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
@@ -24,44 +56,64 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 # one fresh cache per run: everything is computed once, then shared by tests and notebooks
-export ICML26_CACHE=${ICML26_CACHE:-$(mktemp -d -t icml26-cache-XXXX)}
-export ICML26_SCALE=quick
-export TORCHINDUCTOR_CACHE_DIR="$ICML26_CACHE/inductor"
+if [ -z "${ICML26_CACHE:-}" ]; then
+  ICML26_CACHE=$(mktemp -d -t icml26-cache-XXXX)
+  [ $FAST = 0 ] || OWN_CACHE=$ICML26_CACHE
+fi
+export ICML26_CACHE ICML26_SCALE=quick TORCHINDUCTOR_CACHE_DIR="$ICML26_CACHE/inductor"
 echo "cache: $ICML26_CACHE"
 
-say "ruff"
+stage ruff "lint"
 .venv/bin/ruff check lib kernels dashboards tests benchmarks
 
 # One pytest worker per core (pytest-xdist, work stealing: the long claim tests do not queue
 # behind each other), one torch thread each; entries of the shared cache are computed once
 # (the cache's lock files), so parallel workers never repeat a training.
-say "pytest: lib, kernels (Triton interpreter), dashboards ($(nproc) workers)"
-OMP_NUM_THREADS=1 .venv/bin/python -m pytest tests -n "${TEST_WORKERS:-$(nproc)}" \
-  --dist worksteal -p no:cacheprovider --durations=25 --ignore=tests/ui ${PYTEST_ARGS:-}
+PYTEST=(.venv/bin/python -m pytest tests -n "$WORKERS" --dist worksteal -p no:cacheprovider
+        --ignore=tests/ui)
 
-# Every built paper's notebook re-executed with nbval (one notebook per worker: --dist loadfile),
-# at one thread like the pytest workers above, so the claims come from the shared cache: a
-# failing cell fails, and so does a claim table (the cells marked # NBVAL_CHECK_OUTPUT, committed
-# with their output by `icml26 notebooks --refresh-outputs`) that differs from the computed one.
-say "notebooks: nbval (committed claim tables against the computed ones)"
-OMP_NUM_THREADS=1 .venv/bin/python -m pytest notebooks --nbval-lax --nbval-current-env \
-  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 900 \
-  -n "${TEST_WORKERS:-$(nproc)}" --dist loadfile -p no:cacheprovider -q ${PYTEST_ARGS:-}
+if [ $FAST = 1 ]; then
+  stage select "the slow tests of the changed papers (tests/select_fast.py)"
+  SELECTION=$(.venv/bin/python tests/select_fast.py --explain)
+  DESELECT=()
+  [ -z "$SELECTION" ] || mapfile -t DESELECT <<< "$SELECTION"
+  stage pytest "every test not marked slow + the changed papers' claims ($WORKERS workers)"
+  OMP_NUM_THREADS=1 "${PYTEST[@]}" --durations=15 "${DESELECT[@]}" ${PYTEST_ARGS:-}
+  exit 0
+fi
+
+stage pytest "lib, kernels (Triton interpreter), dashboards ($WORKERS workers)"
+OMP_NUM_THREADS=1 "${PYTEST[@]}" --durations=25 ${PYTEST_ARGS:-}
 
 # Browser tests one at a time: they share one app server and time what the user sees.
-say "pytest: browser (Chromium)"
+stage browser "pytest tests/ui (Chromium)"
 .venv/bin/python -m pytest tests/ui --ui -p no:cacheprovider --durations=10 \
   --ignore=tests/ui/test_report.py ${PYTEST_ARGS:-}
 
-# Every built paper's notebook, executed at quick scale (a failing cell fails the run), as the
-# static report; then the report in Chromium from file://, offline.
-say "notebooks -> static report (icml26 report)"
-.venv/bin/icml26 report --out "$ICML26_CACHE/site" --workers "${TEST_WORKERS:-$(nproc)}"
+# The notebooks' only execution: every built paper's notebook, at quick scale and one thread
+# (as the claim tables were committed), a task each on a Dask LocalCluster, from the warm
+# cache, into the static report; it writes each notebook as executed and report.json. A
+# failing notebook does not stop the check below, which names the failing cell.
+SITE="$ICML26_CACHE/site"
+stage "report build" "every notebook executed once (icml26 report, $WORKERS Dask workers)"
+report_rc=0
+OMP_NUM_THREADS=1 .venv/bin/icml26 report --out "$SITE" --workers "$WORKERS" || report_rc=$?
 
-say "the report in Chromium, offline"
-ICML26_REPORT="$ICML26_CACHE/site" .venv/bin/python -m pytest tests/ui/test_report.py --ui \
+# What nbval checked, on the report's executions: no cell raised, every cell ran, and each
+# cell marked # NBVAL_CHECK_OUTPUT (the claim table, committed with its output by `icml26
+# notebooks --refresh-outputs`) equals the committed output under tests/nbval_sanitize.cfg.
+stage "executed-notebook check" "the report's notebooks against the committed claim tables"
+ICML26_REPORT="$SITE" .venv/bin/python -m pytest -p no:cacheprovider -q \
+  tests/test_executed_notebooks.py::test_executed_notebook_ran_and_matches_its_committed_outputs
+if [ "$report_rc" != 0 ]; then
+  echo "icml26 report exited with $report_rc (its pages say why)" >&2
+  exit "$report_rc"
+fi
+
+stage "report browser" "the report in Chromium, offline (file://)"
+ICML26_REPORT="$SITE" .venv/bin/python -m pytest tests/ui/test_report.py --ui \
   -p no:cacheprovider
 
 # The dashboard latency benchmark (benchmarks/dashboard_latency.py) is not run here: it
 # asserts nothing and took minutes of the 40-minute budget; its medians are committed.
-say "done"
+end_stage

@@ -7,13 +7,20 @@ inline, so the plots stay interactive from ``file://``; the few stylesheets Pane
 reference on its CDN are copied next to the pages and the links rewritten; equations are
 typeset with the KaTeX that ships inside Panel's wheel. The live explorer cell needs a server:
 its output is replaced by a note saying how to run it. A notebook that fails does not stop
-the others: its page shows the error and the index marks it.
+the others: its page shows the error (naming the cell) and the index marks it.
+
+This is the test command's only execution of the notebooks: next to the pages it writes each
+notebook as executed (``<slug>.ipynb``, stopped at the failing cell if one failed) and
+``report.json`` (what was built, what failed); ``tests/test_executed_notebooks.py`` then checks
+that no cell raised and that every ``# NBVAL_CHECK_OUTPUT`` cell (the claim table) equals the
+committed output under ``tests/nbval_sanitize.cfg``, as nbval did.
 """
 
 from __future__ import annotations
 
 import datetime
 import html
+import json
 import re
 import shutil
 import time
@@ -26,6 +33,8 @@ from icml26 import papers, status_table
 PANEL_CDN = re.compile(r"https://cdn\.holoviz\.org/panel/[^/]+/dist/([^\"')?\s]+)(\?v=[^\"')\s]*)?")
 EXPLORER_CELL = re.compile(r"^\s*(\w+\.)?Explorer\(", re.M)
 CELL_TIMEOUT_S = 900
+#: the build's record next to the pages: {"complete": bool, "papers": {slug: {...}}}
+MANIFEST = "report.json"
 
 #: what our pages add to nbconvert's "lab" page: KaTeX from Panel's wheel, a link home
 HEAD = """<link rel="stylesheet" href="static/katex/katex.min.css">
@@ -86,13 +95,34 @@ def _copy_static(out: Path, used: set[str]) -> None:
 def execute(slug: str):
     """The paper's notebook, executed at quick scale (raises on a failing cell)."""
     import nbformat
-    from nbclient import NotebookClient
 
     path = notebook_path(slug)
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    run_notebook(nb, path.parent)
     return nb
+
+
+def run_notebook(nb, cwd: Path) -> None:
+    """Execute ``nb`` in place in a kernel of this environment, from ``cwd`` (nbclient: stops
+    at the first cell that raises, whose error output it records, and raises)."""
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=True,
+                   resources={"metadata": {"path": str(cwd)}}).execute()
+
+
+def failed_cell(nb) -> str:
+    """``cell I (nbval's Cell K) `first line`: Error: value`` for the first cell of ``nb``
+    with an error output, or "" (cell I counts every cell, nbval's K the code cells)."""
+    code = -1
+    for i, cell in enumerate(nb.cells):
+        code += cell.cell_type == "code"
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                first = next((ln for ln in cell.source.splitlines() if ln.strip()), "")
+                return (f"cell {i} (nbval's Cell {code}) `{first[:80]}`: "
+                        f"{out.get('ename', '?')}: {out.get('evalue', '')}")
+    return ""
 
 
 #: the comment that makes nbval compare a cell's output with the committed one
@@ -102,9 +132,10 @@ CHECK_OUTPUT = "# NBVAL_CHECK_OUTPUT"
 def refresh_outputs(slug: str) -> list[int]:
     """Execute ``slug``'s notebook and commit only the outputs of its ``# NBVAL_CHECK_OUTPUT``
     cells (the claim table): every other cell is left without outputs. Returns the indices of
-    the pinned cells. CI re-executes the notebook with nbval and fails when a pinned output
-    differs, so a change that moves a claim must refresh its table (run this with
-    ``OMP_NUM_THREADS=1``, as CI does: values depend on the thread count)."""
+    the pinned cells. The test command executes the notebook once (``icml26 report``) and
+    ``tests/test_executed_notebooks.py`` fails when a pinned output differs, so a change that
+    moves a claim must refresh its table (run this with ``OMP_NUM_THREADS=1``, as CI does:
+    values depend on the thread count)."""
     import nbformat
 
     path = notebook_path(slug)
@@ -198,13 +229,22 @@ def to_html(nb, title: str) -> tuple[str, set[str]]:
 
 
 def executed(slug: str) -> tuple[object, str, float]:
-    """``(notebook or None, error text, seconds)`` of executing ``slug``'s notebook (one task:
-    runs in this process or on a Dask worker)."""
-    start = time.perf_counter()
+    """``(notebook, error text, seconds)`` of executing ``slug``'s notebook (one task: runs in
+    this process or on a Dask worker). On a failure the notebook is as far as it ran (the
+    failing cell's error output included; None if it could not be read) and the error text
+    starts with the failing cell."""
+    import nbformat
+
+    start, nb = time.perf_counter(), None
     try:
-        return execute(slug), "", time.perf_counter() - start
+        path = notebook_path(slug)
+        nb = nbformat.read(path, as_version=4)
+        run_notebook(nb, path.parent)
+        return nb, "", time.perf_counter() - start
     except Exception as e:  # noqa: BLE001 - one failed notebook must not stop the others
-        return None, f"{type(e).__name__}: {e}", time.perf_counter() - start
+        where = failed_cell(nb) if nb is not None else ""
+        error = f"{where}\n\n" if where else ""
+        return nb, f"{error}{type(e).__name__}: {e}", time.perf_counter() - start
 
 
 def build(out: Path, slugs: list[str] | None = None, progress: bool = True,
@@ -230,12 +270,15 @@ def build(out: Path, slugs: list[str] | None = None, progress: bool = True,
     pages, used = [], set()
     for paper in chosen:
         nb, error, seconds = runs[paper.slug]
-        result = PaperPage(paper.slug, nb is not None, seconds, error=error)
+        result = PaperPage(paper.slug, not error, seconds, error=error)
+        executed_path = out / f"{paper.slug}.ipynb"
+        executed_path.unlink(missing_ok=True)  # never leave a previous build's behind
         try:
-            if nb is not None:
+            if nb is not None:  # as executed (widget state kept): the notebook check reads it
+                nbformat.write(nb, executed_path)
+            if result.ok:
                 _explorer_note(nb, paper.slug)
                 static_widgets(nb)
-                nbformat.write(nb, out / f"{paper.slug}.ipynb")  # the executed notebook too
                 text_page, refs = to_html(nb, paper.title)
                 used |= refs
                 result.held = _held(paper)
@@ -245,12 +288,29 @@ def build(out: Path, slugs: list[str] | None = None, progress: bool = True,
             text_page = plain_page(paper.title, (
                 f"<p><a href='index.html'>&larr; all papers</a></p>"
                 f"<h1>{html.escape(paper.title)}</h1><p class='failed'>The notebook failed:"
-                f"</p><pre>{html.escape(result.error[-5000:])}</pre>"))
+                f"</p><pre>{html.escape(_clip(result.error))}</pre>"))
         (out / f"{paper.slug}.html").write_text(text_page)
         pages.append(result)
     _copy_static(out, used)
     (out / "index.html").write_text(index_page(pages))
+    write_manifest(out, pages, complete=not slugs)
     return pages
+
+
+def _clip(text: str, n: int = 5000) -> str:
+    """``text``, its middle cut when longer than ``n`` (the failing cell is named first, the
+    traceback ends last)."""
+    return text if len(text) <= n else f"{text[:600]}\n[...]\n{text[600 - n:]}"
+
+
+def write_manifest(out: Path, pages: list[PaperPage], complete: bool) -> None:
+    """``out/report.json``: whether every built paper was asked for, and each page's result
+    (``notebook``: the executed notebook's file name, None when none was written)."""
+    record = {"complete": complete, "papers": {
+        p.slug: {"ok": p.ok, "seconds": round(p.seconds, 1), "error": p.error,
+                 "notebook": f"{p.slug}.ipynb" if (out / f"{p.slug}.ipynb").exists() else None}
+        for p in pages}}
+    (out / MANIFEST).write_text(json.dumps(record, indent=1))
 
 
 def _executions(slugs: list[str], workers: int, scheduler: str | None):
@@ -311,8 +371,8 @@ def index_page(pages: list[PaperPage]) -> str:
             f"{version('icml26')}, built {datetime.date.today().isoformat()}. Each page is the "
             f"paper's notebook executed at quick scale; claims at seed 0. Status: "
             f"{html.escape(status_table.summary(list(status_rows.values())))}, computed from "
-            "the claims' roles and their hold rates over the swept seeds.</p><table><tr>"
-            "<th>paper</th><th>title</th><th>status</th><th>headline claims (held / swept "
-            "seeds)</th><th>why</th><th>this run</th></tr>"
+            "the claims' roles, units and committed per-seed values.</p><table><tr>"
+            "<th>paper</th><th>title</th><th>status</th><th>headline claims (estimate over "
+            "the committed seeds)</th><th>why</th><th>this run</th></tr>"
             + "".join(rows) + "</table>")
     return plain_page("icml26 report", body)
