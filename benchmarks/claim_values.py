@@ -25,7 +25,7 @@ def rows_of(folder: Path, papers: list[str] | None) -> tuple[list[dict], list[st
     for r in df.to_dict("records"):
         if papers and r["paper"] not in papers:
             continue
-        if r.get("error"):
+        if isinstance(r.get("error"), str) and r["error"]:  # NaN / None / "": none
             refused.append(f"{r['paper']} seed {r['seed']}: {r['error']}")
             continue
         names = status.claim_specs(r["paper"])

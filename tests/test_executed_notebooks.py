@@ -192,10 +192,10 @@ def test_executed_notebook_ran_and_matches_its_committed_outputs(built_report, s
 TABLE = '''# NBVAL_CHECK_OUTPUT
 import time
 t0 = time.perf_counter()
-print("claim   role   measured  op  target  result")
-print("-----   ----   --------  --  ------  ------")
-print("exact   check  0.0123    <=  0.5     holds")
-print("gain    headline 0.61    >=  0.5     holds")
+print("claim   role   unit  measured  op  target  result")
+print("-----   ----   ----  --------  --  ------  ------")
+print("exact   check  each  0.0123    <=  0.5     holds")
+print("gain    headline mean 0.61    >=  0.5     holds")
 print(f"computed in {time.perf_counter() - t0 + 1:.3f} s at /tmp/run-{id(t0)}")'''
 
 
@@ -248,12 +248,12 @@ def test_a_difference_the_sanitizer_masks_passes(ran):
 
 
 def test_a_changed_verdict_fails_with_a_diff_naming_the_cell(ran):
-    committed = _committed(ran, lambda t: t.replace("0.61    >=  0.5     holds",
-                                                    "0.61    >=  0.5     FAILS"))
+    committed = _committed(ran, lambda t: t.replace("mean 0.61    >=  0.5     holds",
+                                                    "mean 0.61    >=  0.5     FAILS"))
     (found,) = problems(committed, ran, "notebooks/tiny.ipynb")
     assert found.startswith("notebooks/tiny.ipynb, cell 2 (nbval's Cell 1) `import time`")
-    assert "-gain    headline MEASURED" in found and "FAILS" in found
-    assert "+gain    headline MEASURED" in found and "holds" in found.split("+gain")[1]
+    assert "-gain    headline mean MEASURED" in found and "FAILS" in found
+    assert "+gain    headline mean MEASURED" in found and "holds" in found.split("+gain")[1]
 
 
 def test_a_missing_or_extra_output_fails(ran):

@@ -101,7 +101,7 @@ def _sanitized(text: str) -> str:
 
 
 def _first_row_measured(text: str) -> str:
-    return text.splitlines()[2].split()[2]
+    return text.splitlines()[2].split()[3]  # claim, role, unit, measured
 
 
 def test_sanitizer_masks_measured_values_and_keeps_verdicts():
