@@ -10,9 +10,10 @@ moves a value without a re-sweep fails.
 
 The tolerance of that comparison (:data:`REL_TOL`, :data:`ABS_TOL`) is what one machine's pinned
 paths cannot promise another's: the pins make MKL, oneDNN, ATen, OpenBLAS and numpy run the same
-code on every x86-64 CPU with AVX2 of one vendor (measured bit-identical under every variation this machine
-can emulate, ``benchmarks/numerics_pins.csv``), but libm (``exp``, ``log`` in glibc) may differ by
-an ulp between distributions. A trained model that moved would move far beyond it.
+code on every x86-64 CPU with AVX2 of one vendor (measured bit-identical under every variation
+this machine can emulate, ``benchmarks/numerics_pins.csv``), but libm (``exp``, ``log`` in
+glibc) may differ by an ulp between distributions. A trained model that moved would move far
+beyond it.
 """
 
 from __future__ import annotations
