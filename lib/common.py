@@ -86,6 +86,24 @@ def device_key(key: str, device) -> str:
     return key if dev.type == "cpu" else f"{key}-{dev.type}"
 
 
+#: held while a model's parameters are drawn from torch's process-global generator
+_GLOBAL_RNG = threading.Lock()
+
+
+@contextlib.contextmanager
+def global_rng_from(gen):
+    """Within the block, torch's process-global generator is seeded from ``gen`` (one draw)
+    and no other thread of this process re-seeds it through here: ``nn.Module`` constructors
+    draw their initial parameters from the global generator, and two app sessions (or a
+    fuzzing test) training at once in threads would otherwise interleave their draws and cache
+    a model that no seed reproduces."""
+    import torch
+
+    with _GLOBAL_RNG:
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+        yield
+
+
 def generator(seed: int):
     """A CPU ``torch.Generator`` seeded with ``seed`` (every random draw of a claim comes
     from one of these, so the same seed gives the same values)."""

@@ -16,10 +16,11 @@ passages of the detection test sets).
 from __future__ import annotations
 
 import glob
-import importlib
-import inspect
+import json
 import os
 import re
+import subprocess
+import sys
 from functools import cache
 
 import numpy as np
@@ -59,22 +60,34 @@ def decode(ids) -> str:
     return "".join(chr(int(i) + 31) if 0 < int(i) < VOCAB else "?" for i in ids)
 
 
-def _docstrings() -> str:
-    parts = []
-    for name in STDLIB_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a module missing from this build is skipped
+#: run in a fresh interpreter by :func:`_docstrings` (argv[1]: the modules, as JSON)
+_DOCSTRINGS = """
+import importlib, inspect, json, sys
+parts = []
+for name in json.loads(sys.argv[1]):
+    try:
+        mod = importlib.import_module(name)
+    except Exception:  # a module missing from this build is skipped
+        continue
+    parts.append(inspect.getdoc(mod) or "")
+    for attr in sorted(getattr(mod, "__all__", None) or dir(mod)):
+        if attr.startswith("_"):
             continue
-        parts.append(inspect.getdoc(mod) or "")
-        for attr in sorted(getattr(mod, "__all__", None) or dir(mod)):
-            if attr.startswith("_"):
-                continue
-            obj = getattr(mod, attr, None)
-            if (inspect.isfunction(obj) or inspect.isclass(obj)) and \
-                    getattr(obj, "__module__", "").split(".")[0] == name.split(".")[0]:
-                parts.append(inspect.getdoc(obj) or "")
-    return " ".join(dict.fromkeys(p for p in parts if len(p) > 40))
+        obj = getattr(mod, attr, None)
+        if (inspect.isfunction(obj) or inspect.isclass(obj)) and \\
+                getattr(obj, "__module__", "").split(".")[0] == name.split(".")[0]:
+            parts.append(inspect.getdoc(obj) or "")
+print(json.dumps(" ".join(dict.fromkeys(p for p in parts if len(p) > 40))))
+"""
+
+
+def _docstrings() -> str:
+    """The public docstrings of :data:`STDLIB_MODULES`, read in a fresh interpreter (``-I``):
+    in this process they depend on what else was imported (panel replaces
+    ``warnings.formatwarning``), and the app's zoo must be the claims' zoo."""
+    done = subprocess.run([sys.executable, "-I", "-c", _DOCSTRINGS, json.dumps(STDLIB_MODULES)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
 
 
 @cache

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from icml26.common import resolve_device
+from icml26.common import global_rng_from, resolve_device
 from icml26.detectrouter.corpus import VOCAB
 
 DISCOUNT = 0.75  # Kneser-Ney's customary D
@@ -165,9 +165,9 @@ def train_gru(train: np.ndarray, hidden: int, cfg: GRUTrain, gen: torch.Generato
     """Fit a :class:`GRULM` on random windows of ``train [n, L]`` (flattened) on ``device``
     (initialised and batches drawn on the CPU, then moved)."""
     dev = resolve_device(device)
-    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     flat = torch.as_tensor(np.asarray(train, dtype=np.int64).ravel())
-    model = GRULM(hidden).to(dev)
+    with global_rng_from(gen):  # the initial parameters: the same draws as a seed alone
+        model = GRULM(hidden).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     for _ in range(cfg.steps):
         start = torch.randint(0, len(flat) - cfg.window - 1, (cfg.batch,), generator=gen)

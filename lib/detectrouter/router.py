@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26.common import resolve_device
+from icml26.common import global_rng_from, resolve_device
 from icml26.detectrouter.corpus import decode
 
 
@@ -143,8 +143,8 @@ def fit_router(white: np.ndarray, labels: np.ndarray, black: np.ndarray | None,
     fitted = FittedRouter(feat, None, cfg.temperature)
     dev = resolve_device(device)
     fw = (feat(white, white_stats) if cfg.stats else feat(white)).to(dev)
-    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
-    model = Router(fw.shape[1], n_surrogates, cfg.dim, cfg.prototypes).to(dev)
+    with global_rng_from(gen):  # the initial parameters: the same draws as a seed alone
+        model = Router(fw.shape[1], n_surrogates, cfg.dim, cfg.prototypes).to(dev)
     fitted.model = model
     y = torch.as_tensor(labels, dtype=torch.int64).to(dev)
     use2 = black is not None and cfg.stage2_weight > 0
