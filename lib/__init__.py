@@ -6,8 +6,10 @@ pins the numeric code paths claims are computed on (:mod:`icml26.numerics`): it 
 torch's or numpy's first computation, so it runs here, first.
 """
 
+from icml26 import allocator as _allocator
 from icml26 import numerics as _numerics
 
 _numerics.pin()
+_allocator.keep_freed_memory()
 
 __version__ = "0.1.0"

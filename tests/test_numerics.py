@@ -141,3 +141,32 @@ def test_shell_exports_pin_a_process_started_elsewhere():
     done = subprocess.run(["bash", "-c", f'eval "$({exports})" && {sys.executable} -c "{code}"'],
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "numerics pinned", done.stdout + done.stderr
+
+
+
+# 20 training steps of an MLP at batch 4096: activations and gradients of 16 MiB allocated and
+# freed every step, as in the papers' trainings
+CHURN = """
+import icml26, resource, torch
+g = torch.Generator().manual_seed(0)
+x = torch.randn(4096, 256, generator=g)
+net = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(),
+                          torch.nn.Linear(1024, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 1))
+opt = torch.optim.SGD(net.parameters(), lr=1e-3)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    opt.zero_grad()
+    net(x).square().mean().backward()
+    opt.step()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def test_kept_memory_saves_page_faults_and_changes_no_number():
+    """icml26.allocator keeps freed buffers: a training loop faults its pages in far fewer
+    times (measured here: 51 k vs 140 k minor faults; mutation: ICML26_MALLOC=default), and a
+    training gives the same bits either way."""
+    kept = int(run(CHURN).stdout.split()[-1])
+    default = int(run(CHURN, ICML26_MALLOC="default").stdout.split()[-1])
+    assert 2 * kept < default, (kept, default)
+    assert train() == train(ICML26_MALLOC="default")
