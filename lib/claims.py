@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
@@ -187,37 +187,49 @@ def _fmt(x: float) -> str:
     return f"{x:.3e}"
 
 
-def table_rows(claims: Sequence[Claim]) -> list[list[str]]:
+#: the claim table of ``icml26 claims``: what one seed measured beside the estimate over the
+#: committed seeds (:mod:`icml26.estimates`) and its verdict
+HEADER = ["paper", "claim", "role", "unit", "measured (this seed)", "target",
+          "result (this seed)", "expected", "over seeds", "verdict over seeds", "note"]
+#: what ``over`` gives a claim it does not name (no value of its current row is committed)
+NO_VALUES = ("no committed values", "pending")
+
+Over = Mapping[tuple[str, str], tuple[str, str]]  # (paper, claim) -> (estimate, verdict)
+
+
+def table_rows(claims: Sequence[Claim], over: Over | None = None) -> list[list[str]]:
+    """One row of :data:`HEADER` per claim. ``result`` is this seed's verdict alone;
+    ``expected`` (yes/no) says whether the suite expects the claim to hold, so a failure it
+    does not expect stands out without a flag glued to the verdict. ``over`` maps
+    ``(paper, claim)`` to the estimate over the committed seeds and its verdict (``holds`` /
+    ``FAILS`` / ``pending``), computed by the caller (this module sits below
+    :mod:`icml26.estimates`); a claim it does not name gets :data:`NO_VALUES`, and without
+    ``over`` both columns say "—"."""
     rows = []
     for c in claims:
-        verdict = "holds" if c.holds else "FAILS"
-        # flag a verdict that differs from the expectation: an expected claim that fails, or a
-        # claim not expected to hold (it failed on some seed 0-4) that holds on this seed
-        flag = "" if c.holds == c.expected else (
-            " (unexpected)" if c.expected else " (not expected on every seed)")
-        rows.append([c.paper, c.name, _fmt(c.measured), f"{c.op} {_fmt(c.threshold)}",
-                     verdict + flag, c.note])
+        est, verdict = ("—", "—") if over is None else over.get((c.paper, c.name), NO_VALUES)
+        rows.append([c.paper, c.name, c.role, c.unit, _fmt(c.measured),
+                     f"{c.op} {_fmt(c.threshold)}", "holds" if c.holds else "FAILS",
+                     "yes" if c.expected else "no", est, verdict, c.note])
     return rows
 
 
-HEADER = ["paper", "claim", "measured", "target", "result", "note"]
-
-
-def format_table(claims: Sequence[Claim], width: int = 60) -> str:
-    """Plain-text table; long notes are cut to ``width`` characters."""
+def format_table(claims: Sequence[Claim], width: int = 60, over: Over | None = None) -> str:
+    """Plain-text table (:func:`table_rows`); long notes are cut to ``width`` characters."""
     rows = [[*r[:-1], (r[-1][: width - 1] + "…") if len(r[-1]) > width else r[-1]]
-            for r in table_rows(claims)]
+            for r in table_rows(claims, over)]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(HEADER)]
     line = "  ".join(h.ljust(w) for h, w in zip(HEADER, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(out)
 
 
-def format_markdown(claims: Sequence[Claim]) -> str:
+def format_markdown(claims: Sequence[Claim], over: Over | None = None) -> str:
+    """Markdown table (:func:`table_rows`), notes in full."""
     out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    for r in table_rows(claims):
+    for r in table_rows(claims, over):
         out.append("| " + " | ".join(v.replace("|", "\\|") for v in r) + " |")
     return "\n".join(out)
 

@@ -305,10 +305,15 @@ class Sweep:
         self.stopped = False
         self.pairs: dict[str, tuple[str, int]] = {}
         self.futures = []
-        for paper, seed in plan.todo:
+        for rank, (paper, seed) in enumerate(plan.todo):
+            # run in the order asked (paper by paper, seed by seed), so a sweep stopped early
+            # has whole papers done: the priority orders the scheduler's queue, and a tuple
+            # key puts every task in one task group ("claims"), which the scheduler queues as
+            # a whole (string keys made a group per paper, whose first tasks it sent to the
+            # workers at once, every paper's seeds 2-5 first)
             f = client.submit(run_task, paper, seed, plan.scale, task, plan.device,
-                              pure=False, retries=2,
-                              key=f"claims-{paper}-s{seed}-{uuid.uuid4().hex[:8]}")
+                              pure=False, retries=2, priority=-rank,
+                              key=("claims", paper, seed, uuid.uuid4().hex[:8]))
             self.pairs[f.key] = (paper, seed)
             self.futures.append(f)
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from icml26 import papers, status
+from icml26 import estimates, papers, status
 from icml26.claims import (
     FIELDS,
+    HEADER,
+    NO_VALUES,
     UNITS,
     Claim,
     ClaimSpec,
@@ -38,12 +40,30 @@ def test_holds_is_computed_from_measured_op_threshold():
     assert not Claim("p", "a", "s", math.nan, ">=", 0.0, True, **KIND).holds
 
 
-def test_table_flags_only_verdicts_that_differ_from_the_expectation():
+def test_table_has_role_unit_expected_and_the_estimate_over_seeds_in_columns():
+    assert HEADER == ["paper", "claim", "role", "unit", "measured (this seed)", "target",
+                      "result (this seed)", "expected", "over seeds", "verdict over seeds",
+                      "note"]
     cases = [(2.0, True), (0.0, True), (2.0, False), (0.0, False)]  # (measured, expected)
-    rows = table_rows([Claim("p", f"c{i}", "s", m, ">=", 1.0, e, **KIND)
-                       for i, (m, e) in enumerate(cases)])
-    assert [r[4] for r in rows] == ["holds", "FAILS (unexpected)",
-                                    "holds (not expected on every seed)", "FAILS"]
+    claims = [Claim("p", f"c{i}", "s", m, ">=", 1.0, e, "n", "headline", "mean", "w")
+              for i, (m, e) in enumerate(cases)]
+    over = {("p", "c0"): ("mean 2 (95% CI 1.5 to 2.5), P(improve) 16/16", "holds")}
+    rows = table_rows(claims, over)
+    col = {h: [r[i] for r in rows] for i, h in enumerate(HEADER)}
+    # this seed's verdict alone; whether a failure is expected is a column of its own
+    assert col["result (this seed)"] == ["holds", "FAILS", "holds", "FAILS"]
+    assert col["expected"] == ["yes", "yes", "no", "no"]
+    assert col["role"] == ["headline"] * 4 and col["unit"] == ["mean"] * 4
+    assert col["measured (this seed)"][0] == "2" and col["target"][0] == ">= 1"
+    assert col["over seeds"] == [over["p", "c0"][0], *[NO_VALUES[0]] * 3]
+    assert col["verdict over seeds"] == ["holds", *[NO_VALUES[1]] * 3]
+    assert NO_VALUES == ("no committed values", "pending")
+    assert {r[8] for r in table_rows(claims)} == {"—"}  # no estimates asked for
+    text, md = format_table(claims, over=over), format_markdown(claims, over)
+    assert text.splitlines()[0].split("  ")[:3] == ["paper", "claim", "role"]
+    assert "16/16; holds" not in text and "P(improve) 16/16" in text
+    assert md.splitlines()[0] == "| " + " | ".join(HEADER) + " |"
+    assert "| yes | mean 2 (95% CI 1.5 to 2.5), P(improve) 16/16 | holds | n |" in md
 
 
 def test_bad_op_is_rejected():
@@ -156,17 +176,91 @@ def test_cli_rejects_unknown_paper(capsys):
     assert "unknown paper" in capsys.readouterr().err
 
 
+def _fake_claims(monkeypatch, claims, raising=()):
+    def fake(self, seed=0, scale="quick", device="cpu"):
+        if self.slug in raising:
+            raise RuntimeError("boom")
+        return [c for c in claims if c.paper == self.slug]
+
+    monkeypatch.setattr(papers.Paper, "claims", fake)
+
+
 def test_cli_exit_code_reflects_unexpected_failures(monkeypatch, capsys):
     good = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True, **KIND)]
     bad = [Claim("recruitment", "a", "s", -1.0, ">=", 0.0, True, **KIND)]
-    paper = papers.get("recruitment")
-    monkeypatch.setattr(type(paper), "claims",
-                        lambda self, seed=0, scale="quick", device="cpu": good)
+    _fake_claims(monkeypatch, good)
     assert cli.main(["claims", "recruitment", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["holds"] is True
-    monkeypatch.setattr(type(paper), "claims",
-                        lambda self, seed=0, scale="quick", device="cpu": bad)
+    _fake_claims(monkeypatch, bad)
     assert cli.main(["claims", "recruitment"]) == 1
+    assert "UNEXPECTED: recruitment.a" in capsys.readouterr().err
+
+
+def test_cli_exits_0_when_only_claims_not_expected_fail(monkeypatch, capsys):
+    """A claim not expected to hold may fail: its row says FAILS and expected "no", the exit
+    status stays 0; one expected failure (or a paper that raised) makes it 1."""
+    claims = [Claim("recruitment", "a", "s", 1.0, ">=", 0.0, True, **KIND),
+              Claim("recruitment", "b", "s", -1.0, ">=", 0.0, False, **KIND),
+              Claim("evoclaw", "c", "s", -1.0, ">=", 0.0, False, **KIND)]
+    _fake_claims(monkeypatch, claims)
+    assert cli.main(["claims", "recruitment", "evoclaw"]) == 0
+    out, err = capsys.readouterr()
+    row = next(line for line in out.splitlines() if line.startswith("recruitment  b "))
+    assert row.split()[7:11] == ["FAILS", "no", "no", "committed"]  # result, expected, estimate
+    assert "UNEXPECTED" not in err
+    for argv in (["--json"], ["--markdown"]):
+        assert cli.main(["claims", "recruitment", "evoclaw", *argv]) == 0
+    capsys.readouterr()
+    _fake_claims(monkeypatch, [*claims, Claim("evoclaw", "d", "s", -1.0, ">=", 0.0, True,
+                                              **KIND)])
+    assert cli.main(["claims", "recruitment", "evoclaw"]) == 1
+    err = capsys.readouterr().err
+    assert "UNEXPECTED: evoclaw.d" in err and "recruitment.b" not in err
+    _fake_claims(monkeypatch, claims, raising=("evoclaw",))
+    assert cli.main(["claims", "recruitment", "evoclaw"]) == 1  # a paper raised
+    assert "RuntimeError: boom" in capsys.readouterr().err
+
+
+def test_cli_shows_each_claims_committed_estimate_and_its_verdict(monkeypatch, capsys):
+    est = {n: e for n, e in estimates.estimates("recruitment").items() if e is not None}
+    name, committed = next(iter(est.items()))
+    claims = [Claim("recruitment", name, "s", 0.0, "<=", 1.0, True, **KIND),
+              Claim("recruitment", "not_a_row", "s", 0.0, "<=", 1.0, True, **KIND)]
+    _fake_claims(monkeypatch, claims)
+    assert cli.main(["claims", "recruitment", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    verdict = cli._over_json(committed, "quick")["verdict"]
+    row = next(line for line in out.splitlines() if f"| {name} |" in line)
+    assert f"| {committed.text()} | {verdict} |" in row
+    assert "| no committed values | pending |" in next(
+        line for line in out.splitlines() if "| not_a_row |" in line)
+    assert cli.main(["claims", "recruitment", "--json"]) == 0
+    objs = json.loads(capsys.readouterr().out)
+    assert all(set(o) == {*FIELDS, "holds", "over_seeds"} for o in objs)
+    over = objs[0]["over_seeds"]
+    assert (over["text"], over["verdict"], over["n"], over["held"]) == (
+        committed.text(), verdict, committed.n, committed.held)
+    assert over["seeds"] == list(committed.seeds) and len(over["interval"]) == 2
+    assert objs[1]["over_seeds"]["verdict"] == "pending" and objs[1]["over_seeds"]["n"] == 0
+    # at paper scale there are no committed values (they are quick scale)
+    assert cli.main(["claims", "recruitment", "--json", "--scale", "paper"]) == 0
+    over = json.loads(capsys.readouterr().out)[0]["over_seeds"]
+    assert over["text"] == "no committed values at paper scale" and over["n"] == 0
+
+
+@pytest.mark.parametrize("unit", ["each", "mean"])
+def test_over_seeds_verdict_waits_for_the_seeds_0_15(unit):
+    """holds / FAILS by the unit's rule once the values cover seeds 0-15, pending before."""
+    def verdict(values, seeds):
+        return cli._over_json(estimates.estimate(values, ">=", 0.0, unit, seeds), "quick")
+
+    up = [1.0 + 0.1 * (s % 3) for s in range(16)]
+    assert verdict(up, range(16))["verdict"] == "holds"
+    assert verdict([-v for v in up], range(16))["verdict"] == "FAILS"
+    short = verdict(up[:2], range(2))
+    assert short["verdict"] == "pending" and short["holds"] is True and short["n"] == 2
+    assert short["text"] == estimates.estimate(up[:2], ">=", 0.0, unit).text()
+    assert cli._over_json(None, "quick")["text"] == "no committed values"
 
 
 def _taken_port():

@@ -7,6 +7,7 @@ Dask) and ``serve`` (every dashboard).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import traceback
@@ -16,6 +17,10 @@ from icml26 import papers
 
 
 def _claims(args: argparse.Namespace) -> int:
+    """Each claim measured on ``--seed``, beside its estimate over the committed seeds.
+
+    Exit 1 when an expected claim fails on this seed or a paper raised; a failure of a claim
+    not expected to hold (``expected`` no) is shown, never an error."""
     from icml26.common import resolve_device
 
     device = str(resolve_device(args.device))  # a bad --device: one line, before any work
@@ -38,15 +43,15 @@ def _claims(args: argparse.Namespace) -> int:
         everything.extend(got)
         print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s on "
               f"{device}", file=sys.stderr)
-    rates = _sweep_rates([p.slug for p in selected if p.built], args.scale)
+    over = over_seeds(sorted({c.paper for c in everything}), args.scale)
     if args.json:
-        print(ledger.to_json(everything))
-    elif rates:  # a sweep exists for some paper: the table gains its hold rates
-        print(_table_with_rates(everything, rates, args.markdown, args.note_width))
-    elif args.markdown:
-        print(ledger.format_markdown(everything))
+        print(json.dumps([c.to_dict() | {"over_seeds": over.get((c.paper, c.name),
+                                                                _over_json(None, args.scale))}
+                          for c in everything], indent=1))
     else:
-        print(ledger.format_table(everything, width=args.note_width))
+        cells = {k: (v["text"], v["verdict"]) for k, v in over.items()}
+        print(ledger.format_markdown(everything, cells) if args.markdown
+              else ledger.format_table(everything, width=args.note_width, over=cells))
     bad = ledger.unexpected_failures(everything)
     for c in bad:
         print(f"UNEXPECTED: {c.paper}.{c.name} measured {c.measured:.6g}, target "
@@ -54,30 +59,37 @@ def _claims(args: argparse.Namespace) -> int:
     return 1 if bad or broken else 0
 
 
-def _sweep_rates(slugs: list[str], scale: str) -> dict[tuple[str, str], tuple[int, int]]:
-    """``{(paper, claim): (k, n)}`` from the sweep datasets (``icml26 sweep``) that exist."""
-    from icml26 import sweep
+def over_seeds(slugs: list[str], scale: str = "quick") -> dict[tuple[str, str], dict]:
+    """``{(paper, claim): estimate}``: each claim's estimate over its committed per-seed values
+    (:func:`icml26.estimates.estimates`: ``benchmarks/claim_values.csv``, quick scale, CPU, the
+    claim's current row) as the JSON of ``icml26 claims`` gives it (:func:`_over_json`)."""
+    from icml26 import estimates
+    from icml26 import ledger as values
 
-    return {(slug, claim): kn for slug in slugs if sweep.has_sweep(slug)
-            for claim, kn in sweep.hold_rates(slug, scale).items()}
+    committed = values.read()
+    return {(slug, name): _over_json(est, scale)
+            for slug in slugs for name, est in estimates.estimates(slug, committed).items()}
 
 
-def _table_with_rates(claims, rates, markdown: bool, width: int) -> str:
-    """The claims table with a "held (sweep)" column: k/n seeds of the sweep dataset."""
-    header = [*ledger.HEADER[:-1], "held (sweep)", ledger.HEADER[-1]]
-    rows = []
-    for c, r in zip(claims, ledger.table_rows(claims)):
-        k, n = rates.get((c.paper, c.name), (None, None))
-        note = r[-1] if markdown or len(r[-1]) <= width else r[-1][: width - 1] + "…"
-        rows.append([*r[:-1], "—" if n is None else f"{k}/{n} ({k / n:.0%})", note])
-    if markdown:
-        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        return "\n".join(out + ["| " + " | ".join(v.replace("|", "\\|") for v in r) + " |"
-                                for r in rows])
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)),
-           "  ".join("-" * w for w in widths)]
-    return "\n".join(out + ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows])
+def _over_json(est, scale: str) -> dict:
+    """One claim's estimate: ``text`` (``k/n seeds (95% lo-hi)`` for ``each``, ``mean m (95%
+    CI lo to hi), P(improve) k/n`` for ``mean``), ``verdict`` (``holds`` / ``FAILS`` by the
+    unit's rule; ``pending`` while the values do not cover the seeds 0-15 every paper is swept
+    on: no verdict on fewer), the seeds, n, held (k), mean, interval (``each``: Wilson 95% of
+    k/n; ``mean``: BCa 95% of the mean) and holds. The committed values are quick scale: at
+    another ``scale`` there are none."""
+    from icml26 import estimates
+
+    if scale != estimates.SCALE:
+        est = None
+    if est is None:
+        text = ledger.NO_VALUES[0] + ("" if scale == estimates.SCALE else f" at {scale} scale")
+        return dict(text=text, verdict=ledger.NO_VALUES[1], seeds=[], n=0, held=0, mean=None,
+                    interval=None, holds=None)
+    covered = set(estimates.SEEDS) <= set(est.seeds)
+    verdict = "pending" if not covered else "holds" if est.holds else "FAILS"
+    return dict(text=est.text(), verdict=verdict, seeds=list(est.seeds), n=est.n,
+                held=est.held, mean=est.mean, interval=list(est.interval), holds=est.holds)
 
 
 def _load_task(spec: str):
@@ -92,8 +104,6 @@ def _load_task(spec: str):
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    import json
-
     from icml26 import sweep
 
     task = _load_task(args.task) if args.task else None
@@ -257,7 +267,16 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="icml26", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    c = sub.add_parser("claims", help="recompute and print every reproduced paper's claims")
+    c = sub.add_parser("claims", help="recompute every reproduced paper's claims on one seed "
+                       "and print them beside their estimates over the committed seeds",
+                       description="Each claim: role, unit, its value and result on --seed, "
+                       "whether the suite expects it to hold, its estimate over the committed "
+                       "seeds (benchmarks/claim_values.csv; each: held on k/n seeds with the "
+                       "Wilson 95% interval; mean: the mean, its 95% BCa interval and "
+                       "P(improve)) and the verdict over them (holds, FAILS, or pending before "
+                       "seeds 0-15 are all committed). Exit status 1 when an expected claim "
+                       "fails on --seed or a paper raised; a claim not expected to hold may "
+                       "fail (exit 0).")
     c.add_argument("slugs", nargs="*", help="papers to run (default: every reproduced one)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--scale", choices=["quick", "paper"], default="quick")
@@ -266,7 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "kernels; values agree with the CPU's within each claim note's "
                         "tolerance)")
     fmt = c.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="a JSON list of claims")
+    fmt.add_argument("--json", action="store_true",
+                     help="a JSON list of claims, each with its estimate over the committed "
+                          "seeds as over_seeds (text, verdict, seeds, n, held, mean, interval, "
+                          "holds)")
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
     c.add_argument("--note-width", type=int, default=60, help="cut notes to this width")
     c.set_defaults(func=_claims)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 import textwrap
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import holoviews as hv
 import panel as pn
 import param
 
-from icml26 import common
+from icml26 import common, papers, status_table
 from icml26.dashboards.app import hvstyle, perf
 from icml26.dashboards.app.live import LiveFigures
 from icml26.dashboards.app.run_costs import recorded_run, recorded_run_words
@@ -73,6 +76,14 @@ class ExplorerBase(pn.viewable.Viewer):
                    if isinstance(e.new, float) and round(e.new, 12) != e.new}
         if snapped:
             self.param.update(**snapped)
+
+    # ------------------------------------------------------------------ the status line
+    def status_line(self) -> str:
+        """The paper's computed status and its headline claims' estimates over the committed
+        seeds (:func:`status_line`), '' for an Explorer that is no paper's
+        (``dashboards/<slug>.py`` names the paper; :func:`paper_page` shows it on top)."""
+        slug = Path(inspect.getfile(type(self))).stem  # also under `panel serve <file>`
+        return status_line(slug) if slug in {p.slug for p in papers.PAPERS} else ""
 
     # ------------------------------------------------------------------ settings
     def settings_key(self) -> str:
@@ -242,11 +253,31 @@ def figure_grid(panels, ncols: int = 3) -> pn.GridBox:
     return pn.GridBox(*(pn.pane.HoloViews(p) for p in panels), ncols=ncols)
 
 
+def status_line(slug: str) -> str:
+    """``Status: <label>`` (:func:`icml26.status.status`, computed from the committed per-seed
+    values; a blocked or pending paper's reason beside it), then each headline claim's estimate
+    over the committed seeds and its verdict (:func:`icml26.status_table.headline_text`, as in
+    the README and the index). Cheap: reads ``benchmarks/claim_values.csv``, computes no claim."""
+    st = papers.get(slug).status_info()
+    why = f" ({st.reason})" if st.word in ("blocked", "pending") else ""
+    heads = " · ".join(status_table.headline_text(h) for h in st.headlines) or "none"
+    return f"Status: {st.label}{why}. Headline claims over the committed seeds: {heads}."
+
+
+def _markdown_text(text: str) -> str:
+    """``text`` shown as written in Markdown (its markup characters escaped)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
 def paper_page(intro: str, explorer: pn.viewable.Viewer) -> pn.viewable.Viewable:
-    """The paper's citation and a short guide (markdown) above its explorer; loads the
+    """The paper's computed status line (:meth:`ExplorerBase.status_line`, computed here, at
+    page build), its citation and a short guide (markdown) above its explorer; loads the
     plotting extensions and the page settings (:func:`perf.install`)."""
     pn.extension()
     perf.install()
     hv.extension("bokeh")
+    line = explorer.status_line() if isinstance(explorer, ExplorerBase) else ""
+    if line:  # one pane with the intro: the intro stays the page's first object
+        intro = f"**Status:** {_markdown_text(line.removeprefix('Status: '))}\n\n{intro}"
     return pn.Column(pn.pane.Markdown(intro, sizing_mode="stretch_width"), explorer,
                      sizing_mode="stretch_width")
