@@ -234,18 +234,13 @@ def test_cli_shows_each_claims_committed_estimate_and_its_verdict(monkeypatch, c
     assert f"| {committed.text()} | {verdict} |" in row
     assert "| no committed values | pending |" in next(
         line for line in out.splitlines() if "| not_a_row |" in line)
+    # the JSON keeps the contract: exactly the claim's fields plus holds
     assert cli.main(["claims", "recruitment", "--json"]) == 0
     objs = json.loads(capsys.readouterr().out)
-    assert all(set(o) == {*FIELDS, "holds", "over_seeds"} for o in objs)
-    over = objs[0]["over_seeds"]
-    assert (over["text"], over["verdict"], over["n"], over["held"]) == (
-        committed.text(), verdict, committed.n, committed.held)
-    assert over["seeds"] == list(committed.seeds) and len(over["interval"]) == 2
-    assert objs[1]["over_seeds"]["verdict"] == "pending" and objs[1]["over_seeds"]["n"] == 0
+    assert all(set(o) == {*FIELDS, "holds"} for o in objs)
     # at paper scale there are no committed values (they are quick scale)
-    assert cli.main(["claims", "recruitment", "--json", "--scale", "paper"]) == 0
-    over = json.loads(capsys.readouterr().out)[0]["over_seeds"]
-    assert over["text"] == "no committed values at paper scale" and over["n"] == 0
+    assert cli.main(["claims", "recruitment", "--scale", "paper"]) == 0
+    assert "no committed values at paper scale" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("unit", ["each", "mean"])

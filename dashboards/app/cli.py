@@ -43,12 +43,10 @@ def _claims(args: argparse.Namespace) -> int:
         everything.extend(got)
         print(f"{p.slug}: {len(got)} claims in {time.perf_counter() - start:.1f} s on "
               f"{device}", file=sys.stderr)
-    over = over_seeds(sorted({c.paper for c in everything}), args.scale)
-    if args.json:
-        print(json.dumps([c.to_dict() | {"over_seeds": over.get((c.paper, c.name),
-                                                                _over_json(None, args.scale))}
-                          for c in everything], indent=1))
+    if args.json:  # the contract (CONVENTIONS §2): exactly the claim's fields plus holds
+        print(ledger.to_json(everything))
     else:
+        over = over_seeds(sorted({c.paper for c in everything}), args.scale)
         cells = {k: (v["text"], v["verdict"]) for k, v in over.items()}
         print(ledger.format_markdown(everything, cells) if args.markdown
               else ledger.format_table(everything, width=args.note_width, over=cells))
@@ -286,9 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "tolerance)")
     fmt = c.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true",
-                     help="a JSON list of claims, each with its estimate over the committed "
-                          "seeds as over_seeds (text, verdict, seeds, n, held, mean, interval, "
-                          "holds)")
+                     help="a JSON list of this seed's claims (every claim field and holds; "
+                          "the estimates over the committed seeds are in the table)")
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
     c.add_argument("--note-width", type=int, default=60, help="cut notes to this width")
     c.set_defaults(func=_claims)
