@@ -317,3 +317,10 @@ def test_serve_counts_the_apps_it_serves(monkeypatch, capsys):
     routes = [r for r in served if r not in ("/", "/robustness")]
     assert len(routes) == len(papers.built()) == 19
     assert f"serving {len(routes)} paper apps" in capsys.readouterr().err
+
+
+def test_help_shows_no_rest_markup(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "claims" in out

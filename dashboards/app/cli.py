@@ -263,7 +263,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="icml26", description=__doc__)
+    # the module docstring is reStructuredText; --help shows it as plain text
+    parser = OneLineParser(prog="icml26", description=__doc__.replace("``", ""))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     c = sub.add_parser("claims", help="recompute every reproduced paper's claims on one seed "
                        "and print them beside their estimates over the committed seeds",
