@@ -107,7 +107,10 @@ def run_notebook(nb, cwd: Path) -> None:
     at the first cell that raises, whose error output it records, and raises)."""
     from nbclient import NotebookClient
 
+    # the kernel logs only errors: its warning that a local kernel talks over TCP without
+    # encryption (a kernel on this machine, for this process) said nothing to act on
     NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", store_widget_state=True,
+                   extra_arguments=["--IPKernelApp.log_level=ERROR"],
                    resources={"metadata": {"path": str(cwd)}}).execute()
 
 
