@@ -36,8 +36,9 @@ LIVE_CAPTION = (
     "the current setting with the action the line predicts and, after **Run**, the "
     "solver's first action per cell of the L = 2 prototype.")
 DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
-                 "chosen": "#1f77b4"}
-DESIGN_SHORT = {"steady": "(a) steady state", "steep": "(b) steeper", "no_legup": "(c) delta = 0"}
+                 "shallow": "#d62728", "chosen": "#1f77b4"}
+DESIGN_SHORT = {"steady": "(a) steady state", "steep": "(b) steeper", "no_legup": "(c) delta = 0",
+                "shallow": "(d) shallower (naive)"}
 DESIGN_PARAM = {"steady-state": "steady", "linear slope": "linear", "custom": "custom"}
 TRAJ_PANELS = (("level", "Level held", "level l"), ("skill", "Skill", "skill x"),
                ("a_plus", "Honest effort", "honest effort a+ (skill units)"),
@@ -391,6 +392,23 @@ def trajectory_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
                          DESIGN_SHORT.get(name, name) if len(frames) > 1 else None)
                   for name, df in frames.items()]
         charts.append(Chart(title, "period t", y_label, series, height=260))
+    return charts
+
+
+def headline_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
+    """The headline's second measurement (issue 46): cumulative gaming and cumulative honest
+    effort over time, one step line per ladder, all in one cost regime. The designed ladder
+    is flat in both after its climb; the naive shallower one games, the steeper one and the
+    one without leg-up keep paying effort (maintenance)."""
+    charts = []
+    panels = (("a_minus", "Cumulative gaming", "gaming to date, sum a- (score units)"),
+              ("a_plus", "Cumulative honest effort", "effort to date, sum a+ (skill units)"))
+    for col, title, y_label in panels:
+        series = [Series(DESIGN_COLORS.get(name, "black"),
+                         *_steps(df["t"].to_numpy(float), np.cumsum(df[col].to_numpy(float))),
+                         DESIGN_SHORT.get(name, name))
+                  for name, df in frames.items()]
+        charts.append(Chart(title, "period t", y_label, series, height=300))
     return charts
 
 

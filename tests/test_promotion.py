@@ -189,7 +189,7 @@ def test_mutation_without_exact_gaps_fakes_gaming():
     base = P.StudyConfig().base
     assert trajectory_claims(base)["steady_state_honest"].holds
     bad = trajectory_claims(replace(base, exact_gaps=False))["steady_state_honest"]
-    assert not bad.holds and bad.measured > 0.01
+    assert not bad.holds and bad.measured > 0.01 / 1e-6  # > 0.01 units of gaming
     assert phase_claims(SMALL_PHASE)["phase_boundary"].holds
     assert not phase_claims(replace(SMALL_PHASE, exact_gaps=False))["phase_boundary"].holds
 
@@ -303,6 +303,72 @@ def test_mutation_leg_up_left_on_in_the_no_legup_design(tmp_path, monkeypatch):
     assert not bad.holds and bad.measured > 0.5, bad.note
 
 
+def _swapped_designs(monkeypatch, tmp_path, slot: str, slope: float):
+    """F2 with the ladder in ``slot`` replaced by the equal-step ladder ``slope`` x the
+    steady-state one (own cache: the design function is patched, the cache key is not)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    figures = importlib.import_module("icml26.promotion.figures")
+    designs = figures.trajectory_designs
+
+    def swapped(study, x0=None):
+        out = designs(study, x0)
+        return {**out, slot: replace(out["steady"], design="linear", slope=slope)}
+
+    monkeypatch.setattr(figures, "trajectory_designs", swapped)
+    return trajectory_claims(P.StudyConfig().base)
+
+
+@pytest.mark.mutation("promotion", "steady_state_honest")
+def test_mutation_naive_shallow_ladder_in_place_of_the_designed_one_games(tmp_path, monkeypatch):
+    """Issue 46: the headline credits the design. With the naive ladder (equal steps half as
+    steep) in place of the steady-state one, the leg-up carries skill past the thresholds and
+    the agent games the one-shot gaps: the headline FAILS by gaming. ~3 s."""
+    bad = _swapped_designs(monkeypatch, tmp_path, "steady", 0.5)["steady_state_honest"]
+    assert not bad.holds and bad.measured >= 0.01 / 1e-6, bad.note
+
+
+@pytest.mark.mutation("promotion", "steady_state_honest")
+def test_mutation_steeper_ladder_in_place_of_the_designed_one_needs_maintenance(tmp_path,
+                                                                                monkeypatch):
+    """Issue 46: with the 2x steeper ladder in place of the steady-state one the climb stays
+    honest in this regime (the audit's observation), but holding each level costs effort every
+    period: the headline ("honest and maintenance-free") FAILS by maintenance. ~3 s."""
+    bad = _swapped_designs(monkeypatch, tmp_path, "steady", 2.0)["steady_state_honest"]
+    assert not bad.holds and math.isfinite(bad.measured), bad.note
+    assert "gaming 0.00e+00" in bad.note  # honest: the failure is the maintenance term
+
+
+@pytest.mark.mutation("promotion", "naive_ladder_games")
+def test_mutation_steeper_naive_ladder_does_not_game(tmp_path, monkeypatch):
+    """Issue 46: the check that the regime is one where the design matters fails when the
+    naive ladder is the 2x steeper one, which (as the theory says: every shortfall recurs
+    under it) does not game where the designed ladder is honest. ~3 s."""
+    bad = _swapped_designs(monkeypatch, tmp_path, "shallow", 2.0)["naive_ladder_games"]
+    assert not bad.holds and bad.measured <= 1e-6, bad.note
+
+
+def test_headline_measure_needs_the_top_reached_and_kept():
+    """A ladder nobody climbs is trivially honest: the headline's number is inf then."""
+    climbed = {"stays_top": True, "mean_a_plus_after": 2e-4, "total_a_minus": 5e-7}
+    assert P.honest_maintenance_free(climbed) == pytest.approx(0.5)
+    assert P.honest_maintenance_free({**climbed, "stays_top": False}) == math.inf
+    assert P.honest_maintenance_free({**climbed, "mean_a_plus_after": math.nan}) == math.inf
+    assert P.honest_maintenance_free({**climbed, "mean_a_plus_after": 0.7}) == pytest.approx(700)
+
+
+def test_the_naive_ladder_leaves_the_other_designs_bit_identical():
+    """F2's ladder (d) is solved on its own, so (a)-(c) are the batch they always were."""
+    study = replace(P.StudyConfig(), base=replace(P.StudyConfig().base, nx=101, na=41))
+    f2 = P.figure_trajectories_data(study, 0)
+    designs = P.trajectory_designs(study, f2["x0"])
+    three = [designs[k] for k in ("steady", "steep", "no_legup")]
+    tr = P.simulate(P.solve(P.make_ladder(three)))
+    for b, k in enumerate(("steady", "steep", "no_legup")):
+        pd_frame = P.trajectory_frame(tr, b)
+        assert f2["frames"][k].equals(pd_frame), k
+    assert list(f2["frames"]) == ["steady", "steep", "no_legup", "shallow"]
+
+
 @pytest.mark.mutation("promotion", "arbitrary_height")
 def test_mutation_levels_for_target_off_by_one(tmp_path, monkeypatch):
     """Mutation: L = ceil((1-gamma) M / delta) without the + 1 (the paper's ceil counts
@@ -383,7 +449,8 @@ def test_expected_claims_hold(seed):
     claims = P.claims(seed)
     names = [c.name for c in claims]
     binding = {"phase_boundary", "myopic_games", "steady_state_climbs", "steady_state_honest",
-               "steady_state_no_maintenance", "no_legup_maintenance", "arbitrary_height"}
+               "naive_ladder_games", "steady_state_no_maintenance", "no_legup_maintenance",
+               "arbitrary_height"}
     assert binding <= set(names) and len(names) == len(set(names))
     # issue 22: measured as the paper reads it, it fails at quick scale, visibly, with why
     retention = by_name(claims)["retention_helps"]

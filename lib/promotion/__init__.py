@@ -7,7 +7,8 @@ https://arxiv.org/abs/2602.11439. No code was released.
 Figures reproduced (``notebooks/promotion.ipynb``):
 F1 incentive phase diagram over (c-/c+, beta*gamma) with the analytic line c-/c+ = 1 - beta*gamma
 and the myopic line c-/c+ = 1; F2 trajectories (level, skill, honest effort, gaming) under the
-steady-state ladder, a 2x steeper one and the steady-state ladder without leg-up; F3 arbitrarily
+steady-state ladder, a 2x steeper one, the steady-state ladder without leg-up and a naive
+equal-step ladder half as steep (the headline's second measurement, issue 46); F3 arbitrarily
 high honest attainment (target skill M -> final skill and level); F4 sensitivity of the highest
 honestly reached level to retention gamma and leg-up delta; optional F5, a greedy principal.
 
@@ -61,14 +62,17 @@ re-exported here.
 from icml26.promotion.claims import (
     CACHE_VERSION,
     CLAIM_SPECS,
+    CLAIMS_VERSION,
     PART_CLAIMS,
     PARTS,
     cached_figure,
     claims,
     claims_for,
+    honest_maintenance_free,
 )
 from icml26.promotion.figures import (
     DESIGN_TITLES,
+    SEPARATE_DESIGNS,
     classify,
     figure_greedy_data,
     figure_height_data,
@@ -117,12 +121,14 @@ from icml26.promotion.studies import (
 )
 
 __all__ = [
-    "CACHE_VERSION", "CLAIM_SPECS", "DESIGNS", "DESIGN_LABELS", "DESIGN_TITLES", "DTYPE",
-    "EPS_ACTION", "PAPER", "PARTS", "PART_CLAIMS", "SCALES", "GreedyConfig", "Ladder",
+    "CACHE_VERSION", "CLAIMS_VERSION", "CLAIM_SPECS", "DESIGNS", "DESIGN_LABELS",
+    "DESIGN_TITLES", "DTYPE", "EPS_ACTION", "PAPER", "PARTS", "PART_CLAIMS", "SCALES",
+    "SEPARATE_DESIGNS", "GreedyConfig", "Ladder",
     "PhaseConfig", "PromotionConfig", "Solution", "StudyConfig", "act", "backup",
     "cached_figure", "claims", "claims_for", "classify", "config_for", "decode",
     "figure_greedy_data", "figure_height_data", "figure_phase_data", "figure_sensitivity_data",
-    "figure_trajectories_data", "held_level", "level_before_gaming", "levels_for_target",
+    "figure_trajectories_data", "held_level", "honest_maintenance_free", "level_before_gaming",
+    "levels_for_target",
     "make_ladder", "phase_configs", "residual", "seeded_generator", "simulate", "solve",
     "solve_configs", "spearman", "steady_state_thresholds", "trajectory_designs",
     "trajectory_frame", "trajectory_summary", "truncated_vi", "uniform_draws",

@@ -1,4 +1,29 @@
-"""The paper's claims: one spec row per claim, measured from the cached figure data."""
+"""The paper's claims: one spec row per claim, measured from the cached figure data.
+
+CLAIMS_VERSION 2 (issue 46, the second measurement of the headline, fixed in writing before
+any seed was run; the notebook's section "Second measurement of the headline" says the same).
+The audit found ``steady_state_honest`` vacuous: in the spec's regime (c-/c+ = 0.5 > 1 -
+beta*gamma = 0.28) total gaming was 0 under the designed ladder, the 2x steeper one and the
+one without leg-up alike, so the honesty came from the costs, not from the design. From the
+model's theory: (i) under the steady-state ladder an honest step lands skill exactly on the
+stay threshold, so every shortfall recurs each period (decaying at gamma) and honesty pays iff
+c-/c+ > 1 - beta*gamma, the F1 line; (ii) under a steeper ladder no-effort skill settles BELOW
+the stay threshold, every shortfall recurs as well, and the same line decides: no cost regime
+makes it game where the designed ladder does not; it pays maintenance instead; (iii) under a
+shallower equal-step ladder (slope k < 1) the leg-up lifts skill ABOVE the stay threshold and,
+for k <= l/(l+1), to the next threshold: part of every step is a one-shot gap that growing
+skill would close anyway, and a one-shot gap is cheaper gamed (c- < c+) in every regime. So the
+design matters everywhere above the line; we keep the spec's regime (c-/c+ = 0.5, beta*gamma =
+0.72: margin 0.22 from the line and 0.5 from c- = c+; a level's reward value beta r/(1-beta) =
+2.7 well above its cost c+ delta/(1-gamma) = 0.5) and name as the naive ladder the equal-step
+ladder half as steep (slope 0.5, mu_l = 0.25 l, the mirror of F2's 2x steeper one). The
+headline now says "honest and maintenance-free" under the designed ladder (it fails with the
+2x shallower ladder in its place, by gaming, and with the 2x steeper one, by maintenance), and
+the check ``naive_ladder_games`` shows the naive ladder making gaming pay in that regime (it
+fails if the naive ladder is the 2x steeper one). The old measurement, total gaming under the
+designed ladder alone, is the first term of the new headline and is not kept on its own (alone
+it measures the cost regime).
+"""
 
 from __future__ import annotations
 
@@ -48,11 +73,18 @@ CLAIM_SPECS = {
                "genuine improvement efforts"),
     "steady_state_honest": ClaimSpec(
         statement="\"A principal can design a sequence of thresholds to effectively "
-                  "incentivize honest effort\": under the steady-state ladder the climb is "
-                  "purely honest (total gaming <= 1e-6)",
-        op="<=", threshold=1e-6, expected=True, role="headline", unit="each",
+                  "incentivize honest effort\": in a regime where a 2x shallower equal-step "
+                  "ladder makes gaming pay (c-/c+ = 0.5 > 1 - beta*gamma), the steady-state "
+                  "ladder's climb is honest and maintenance-free (max(total gaming / 1e-6, "
+                  "mean effort after arrival / 1e-3); inf if the top is not reached and kept)",
+        op="<=", threshold=1.0, expected=True, role="headline", unit="each",
         source="a principal can design a sequence of thresholds to effectively incentivize "
                "honest effort"),
+    "naive_ladder_games": ClaimSpec(
+        statement="The regime is one where the design matters: there the 2x shallower "
+                  "equal-step ladder mu_l = 0.5 delta l/(1-gamma) makes gaming pay (total "
+                  "gaming over the horizon >= 0.01)",
+        op=">=", threshold=0.01, expected=True, role="check", unit="each", source=""),
     "steady_state_no_maintenance": ClaimSpec(
         statement="At the top of the steady-state ladder no maintenance is needed (mean effort "
                   "<= 1e-3, skill >= mu_{L-1} - 1e-6)",
@@ -89,7 +121,8 @@ CLAIM_SPECS = {
 }
 
 PARTS = ("phase", "trajectories", "height", "sensitivity", "greedy")
-CACHE_VERSION = 2  # 2: F4 reports the level before any gaming and the held level
+CACHE_VERSION = 3  # 2: F4 reports the level before any gaming; 3: F2's naive ladder (d)
+CLAIMS_VERSION = 2  # 2: the headline's second measurement (issue 46, module docstring)
 SOLVER_NOTE = ("solver: policy iteration with exact sparse policy evaluation to a Bellman "
                "residual <= 1e-8 on a skill grid with the thresholds as nodes and the exact "
                "gaps mu_j - x among the honest actions; figure data cached per config and seed")
@@ -138,13 +171,30 @@ def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
                   device="cpu") -> None:
     f2 = cached_figure("trajectories", study, seed, impl, device)
     s, c = f2["summary"]["steady"], f2["summary"]["no_legup"]
+    c_steep = f2["summary"]["steep"]
     base = study.base
     table.add("steady_state_climbs", s["arrival"],
               f"arrival period at level L = {base.levels} (x0 = {f2['x0']:.3f}); spec "
               "prototype one level per period")
-    table.add("steady_state_honest", s["total_a_minus"],
-              f"total gaming over {base.horizon} periods with exact-gap actions; total honest "
-              f"effort {s['total_a_plus']:.4f} (spec ~3.5)")
+    n = f2["summary"]["shallow"]
+    table.add("steady_state_honest", honest_maintenance_free(s),
+              f"max(total gaming / 1e-6, mean effort after arrival / 1e-3) under the "
+              f"steady-state ladder: gaming {s['total_a_minus']:.2e} over {base.horizon} "
+              f"periods (exact-gap actions), mean effort after arrival "
+              f"{s['mean_a_plus_after']:.2e}, arrival {s['arrival']}, stays at the top: "
+              f"{s['stays_top']}; total honest effort {s['total_a_plus']:.4f} (spec ~3.5). In "
+              f"the same regime (c-/c+ = {base.ratio:g}, 1 - beta*gamma = "
+              f"{1 - base.beta * base.gamma:.2f}) the ladder {study.shallow:g}x as steep "
+              f"games {n['total_a_minus']:.3f}, the {study.steep:g}x steeper one "
+              f"{c_steep['total_a_minus']:.2e} with mean effort {c_steep['mean_a_plus_after']:.3f} "
+              f"after arrival (arrival {c_steep['arrival']}), the one without leg-up "
+              f"{c['total_a_minus']:.2e} with {c['mean_a_plus_after']:.3f}")
+    table.add("naive_ladder_games", n["total_a_minus"],
+              f"total gaming over {base.horizon} periods under mu_l = {study.shallow:g} "
+              f"delta l/(1-gamma) (equal steps of {f2['thresholds']['shallow'][0]:g}), the same "
+              f"x0 and costs as the headline; total honest effort {n['total_a_plus']:.3f}, "
+              f"gaming in {int((f2['frames']['shallow']['a_minus'] > 1e-6).sum())} periods, "
+              f"final level {n['final_level']}")
     shortfall = max(0.0, s["mu_top"] - s["min_skill_after"])
     worst = max(s["mean_a_plus_after"] / 1e-3, shortfall / 1e-6)
     table.add("steady_state_no_maintenance", worst if s["stays_top"] else math.inf,
@@ -157,6 +207,17 @@ def _trajectories(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
               f"mean effort at the top {c['mean_a_plus_after']:.4f} vs (1-gamma) mu_{{L-1}} = "
               f"{target:.4f}; total effort {c['total_a_plus']:.2f} over {base.horizon} periods "
               f"(steady state: {s['total_a_plus']:.2f})")
+
+
+def honest_maintenance_free(summary: dict) -> float:
+    """The headline's number for one ladder's :func:`trajectory_summary`: ``max(total gaming
+    / 1e-6, mean effort after arrival / 1e-3)``, <= 1 when the climb is honest and free of
+    maintenance; ``inf`` when the agent does not reach the top and stay there (a ladder that
+    nobody climbs is trivially honest) or no period after arrival is simulated."""
+    effort = summary["mean_a_plus_after"]
+    if not summary["stays_top"] or math.isnan(effort):
+        return math.inf
+    return max(summary["total_a_minus"] / 1e-6, effort / 1e-3)
 
 
 def _height(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
@@ -219,7 +280,7 @@ def _greedy(table: ClaimTable, study: StudyConfig, seed: int, impl: str,
 
 PART_CLAIMS = {  # part -> (the claims it measures, the function that adds them)
     "phase": (("phase_boundary", "myopic_games"), _phase),
-    "trajectories": (("steady_state_climbs", "steady_state_honest",
+    "trajectories": (("steady_state_climbs", "steady_state_honest", "naive_ladder_games",
                       "steady_state_no_maintenance", "no_legup_maintenance"), _trajectories),
     "height": (("arbitrary_height",), _height),
     "sensitivity": (("retention_helps", "legup_sensitivity"), _sensitivity),

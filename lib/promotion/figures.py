@@ -1,6 +1,6 @@
 """The figures' data (never plots; shared by the notebook, the dashboard and the claims).
 
-F1 incentive phase diagram, F2 trajectories under three ladders, F3 arbitrarily high honest
+F1 incentive phase diagram, F2 trajectories under four ladders, F3 arbitrarily high honest
 attainment, F4 sensitivity of the honestly reached level to retention and leg-up, F5 a greedy
 principal. Each ``figure_*_data`` draws from generators seeded by ``seed`` (None: no jitter).
 """
@@ -159,24 +159,30 @@ def trajectory_summary(df: pd.DataFrame, cfg: PromotionConfig) -> dict:
 
 def trajectory_designs(study: StudyConfig, x0: float | None = None
                        ) -> dict[str, PromotionConfig]:
-    """F2's three designs: (a) steady state, (b) ``steep`` x steeper, (c) the steady-state
-    ladder designed for the base delta but dynamics without leg-up (delta = 0)."""
+    """F2's four designs: (a) steady state, (b) ``steep`` x steeper, (c) the steady-state
+    ladder designed for the base delta but dynamics without leg-up (delta = 0), (d) the naive
+    equal-step ladder ``shallow`` x as steep (issue 46)."""
     base = study.base if x0 is None else replace(study.base, x0=x0)
     steady = replace(base, design="steady", slope=1.0, design_delta=None)
     return {
         "steady": steady,
         "steep": replace(steady, design="linear", slope=study.steep),
         "no_legup": replace(steady, design_delta=base.ladder_delta(), delta=0.0),
+        "shallow": replace(steady, design="linear", slope=study.shallow),
     }
 
 
 DESIGN_TITLES = {"steady": "(a) steady state mu_l = delta l/(1-gamma)",
-                 "steep": "(b) steeper ladder", "no_legup": "(c) steady-state ladder, delta = 0"}
+                 "steep": "(b) steeper ladder", "no_legup": "(c) steady-state ladder, delta = 0",
+                 "shallow": "(d) shallower equal-step ladder (naive)"}
+#: designs solved on their own (added later: the batch of the first three stays bit-identical)
+SEPARATE_DESIGNS = ("shallow",)
 
 
 def figure_trajectories_data(study: StudyConfig | None = None, seed: int | None = None,
                              impl: str = "auto", device=None) -> dict:
-    """F2: trajectories under the three designs, one batched solve (they share L).
+    """F2: trajectories under the four designs: one batched solve for (a)-(c) and one for the
+    naive ladder (d) (:data:`SEPARATE_DESIGNS`), so adding (d) left (a)-(c) bit-identical.
 
     Returns ``{"frames": {design: DataFrame(t, level, skill, a_plus, a_minus)},
     "summary": {design: dict}, "thresholds": {design: list}, "x0": float}``.
@@ -185,13 +191,19 @@ def figure_trajectories_data(study: StudyConfig | None = None, seed: int | None 
     study.validate()
     x0 = _draw_x0(study, study.base, seed, 2)
     designs = trajectory_designs(study, x0)
-    sol = solve(make_ladder(list(designs.values()), device), impl=impl)
-    tr = simulate(sol)
-    frames = {k: trajectory_frame(tr, b) for b, k in enumerate(designs)}
+    groups = [[k for k in designs if k not in SEPARATE_DESIGNS],
+              [k for k in designs if k in SEPARATE_DESIGNS]]
+    frames, residual = {}, 0.0
+    for names in (g for g in groups if g):
+        sol = solve(make_ladder([designs[k] for k in names], device), impl=impl)
+        tr = simulate(sol)
+        frames.update({k: trajectory_frame(tr, b) for b, k in enumerate(names)})
+        residual = max(residual, float(sol.residual.max()))
+    frames = {k: frames[k] for k in designs}
     return {"frames": frames,
             "summary": {k: trajectory_summary(frames[k], c) for k, c in designs.items()},
             "thresholds": {k: c.thresholds().tolist() for k, c in designs.items()},
-            "x0": x0, "residual": float(sol.residual.max())}
+            "x0": x0, "residual": residual}
 
 
 def figure_height_data(study: StudyConfig | None = None, seed: int | None = None,

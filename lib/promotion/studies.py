@@ -67,11 +67,14 @@ class GreedyConfig:
 @dataclass(frozen=True)
 class StudyConfig:
     """Everything the figures and claims use. ``base`` is the spec's L = 8 prototype (F2 (a),
-    the F4 ladder and rewards); ``steep`` the slope multiplier of F2 (b)."""
+    the F4 ladder and rewards); ``steep`` the slope multiplier of F2 (b); ``shallow`` that of
+    F2 (d), the naive equal-step ladder of the headline's second measurement (issue 46: half as
+    steep as the designed ladder, the mirror of (b), chosen from the theory before any run)."""
 
     base: PromotionConfig = PromotionConfig()
     phase: PhaseConfig = PhaseConfig()
     steep: float = 2.0
+    shallow: float = 0.5
     targets: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0)
     sens_levels: int = 10  # F4 ladder: the base design's mu_l = 0.5 l with 10 levels
     gammas: tuple[float, ...] = tuple(np.round(np.linspace(0.3, 0.95, 14), 4).tolist())
@@ -88,6 +91,8 @@ class StudyConfig:
         self.greedy.validate()
         if self.steep <= 0:
             raise ValueError(f"steep must be > 0, got {self.steep}")
+        if not 0 < self.shallow < 1:
+            raise ValueError(f"shallow must be in (0, 1), got {self.shallow}")
         if not self.targets or min(self.targets) <= 0:
             raise ValueError(f"targets must be positive skills, got {self.targets}")
         if not 0 <= self.x0_jitter < 1:
