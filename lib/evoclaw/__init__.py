@@ -7,7 +7,8 @@ no real repository is used, so the paper's numbers (> 80% of milestones resolved
 <= 38% in continuous runs, 12 models x 4 frameworks) are NOT reproduced, and nothing here is
 evidence about how LLM agents behave.  What is reproduced is the machinery (the harness):
 milestone reconstruction, and grading that lets errors propagate, exercised by a simulated
-agent whose error rate is set by hand:
+agent whose error rate is set by hand (the status is computed and, tier C, labelled
+``harness``: ``icml26 list`` / :mod:`icml26.status`):
 
 (A) DeepCommit-like milestone reconstruction (:mod:`.history`, :mod:`.reconstruct`):
 synthetic repositories with known milestones and a known dependency DAG produce noisy commit

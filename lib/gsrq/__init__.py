@@ -43,9 +43,11 @@ rows its codebooks never saw: ``N`` rows fit the codebooks and ``N`` more are sc
 (``experiments.rq_curve``); the tiny LM's codebooks are calibrated on training windows and
 scored on validation windows.
 
-What holds at quick scale (seeds 0-6): shrinkage, GSKM's better direction at matched (in fact
-lower) l2 on equal-norm data, the per-token gain on heavy-tailed data; NOT the tiny-LM win at
-1 bit (GSRQ's perplexity is 0.4-1% worse than RQ-kmeans' there; ``tiny_lm_one_bit`` note).
+What held at quick scale on seeds 0-6: shrinkage, GSKM's better direction at matched (in fact
+lower) l2 on equal-norm data, the per-token gain on heavy-tailed data; NOT the tiny-LM win at 1
+bit (GSRQ's perplexity is 0.4-1% worse than RQ-kmeans' there; ``tiny_lm_one_bit`` note). The
+paper's status is computed from its claims' roles, units and committed per-seed values, never
+written here: ``icml26 list`` / :mod:`icml26.status`.
 
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.  The assignment and
 the centroid update go through ``icml26.kernels.gain_shape_assign`` (``impl="auto"``: Triton on

@@ -21,16 +21,17 @@ first input embedding is the other choice, ``model``). Compared (F1-F4): no-CoT,
 Heima, pause tokens (Heima's sequence without the decoder loss) and the progressive schedule;
 binding claims at 2 hops, 3 hops is the limit.
 
-First design (every model from scratch, 600 steps; ``FIRST_DESIGN``): only the
-information-gap control and the token reduction held; no thinking token learnt the lookups.
-The diagnosis (``diagnosis``, issue 34) found hop 1 learnable within the depth (CoT's writing
-position holds ``x1`` from layer 2) yet never learnt at ``T_1``, even at 1 hop. Second design
-(the quick scale): Heima and pause tokens start from the trained CoT model (1200 steps) and
-Heima's thinking states get a dense target, the CoT model's state where it writes the stage's
-result. Seeds 0-6: the states now hold each stage's result ``x_k`` (seed 0: 1.00 / 0.96) but
-not its input, so the interpreter claim still fails (about 0.56 < 0.75, 0 of 7 seeds), and the
-paper stays blocked (``NOT_REPRODUCED``; Heima - pause 3 of 7 seeds, Heima vs CoT and vs
-no-CoT 5 of 7, CoT itself failing to learn on seeds 1 and 6).
+First design (every model from scratch, 600 steps; ``FIRST_DESIGN``): only the information-gap
+control and the token reduction held; no thinking token learnt the lookups. The diagnosis
+(``diagnosis``, issue 34) found hop 1 learnable within the depth (CoT's writing position holds
+``x1`` from layer 2) yet never learnt at ``T_1``, even at 1 hop. Second design (the quick
+scale): Heima and pause tokens start from the trained CoT model (1200 steps) and Heima's
+thinking states get a dense target, the CoT model's state where it writes the stage's result.
+Seeds 0-6: the states now hold each stage's result ``x_k`` (seed 0: 1.00 / 0.96) but not its
+input, so the interpreter claim still fails (about 0.56 < 0.75, 0 of 7 seeds;
+``NOT_REPRODUCED``; Heima - pause 3 of 7 seeds, Heima vs CoT and vs no-CoT 5 of 7, CoT itself
+failing to learn on seeds 1 and 6). The paper's status is computed from its claims' roles, units
+and committed per-seed values, never written here: ``icml26 list`` / :mod:`icml26.status`.
 
 Modules, one idea each: ``task`` (the sequences), ``model`` (encoder + interpreter, joint loss),
 ``train`` (training, the progressive schedule, evaluation), ``experiments`` (scales, cached

@@ -18,20 +18,23 @@ steps), the critic as a reward model over whole waypoint chunks (no bootstrappin
 tanh-squashed Gaussian latent policy with an auto-tuned SAC entropy bonus, residual RL on
 actions (``steer``), the scales and the cache (``experiments``) and the claims (``claims``).
 
-What holds at quick scale (claims v2, seeds 0-4; 60 x 256 episodes per run, deltas 0.5 and 2,
+What held at quick scale on seeds 0-4 (claims v2; 60 x 256 episodes per run, deltas 0.5 and 2,
 every LP-DS claim at its worst delta, baselines tuned over 3 values of their bound on a
 validation split): the final LP-DS policy's E||Delta||^2 / delta is 0.34-0.96, and LP-DS keeps
-9-10 nats more action entropy than the tuned DSRL (W = 1 on every seed).  NOT reproduced: the
+9-10 nats more action entropy than the tuned DSRL (W = 1 on every seed).  Not holding there: the
 abstract's return headline (the tuned DSRL beats LP-DS by 11-20% on all five seeds, tuned
 residual RL beats it on seed 0), LP-DS / BC >= 1.10 at the worst delta (1.08 on seed 2), the
-support contrast with DSRL (a tanh-bounded DSRL latent stays in the prior's ball too) and
-sample efficiency.  Mutations: lambda frozen at 0 (E||Delta||^2 / delta ~50), the critic fed
-the unsteered noise (final policy ~2x delta while the training batches' mean stays inside) and
-a latent that replaces the noise (entropy collapses) each fail their claim.
+support contrast with DSRL (a tanh-bounded DSRL latent stays in the prior's ball too) and sample
+efficiency.  Mutations: lambda frozen at 0 (E||Delta||^2 / delta ~50), the critic fed the
+unsteered noise (final policy ~2x delta while the training batches' mean stays inside) and a
+latent that replaces the noise (entropy collapses) each fail their claim.
 
 Figures (``notebooks/lpds.ipynb``): decoded trajectories per method over the obstacle map;
 return and action entropy vs episodes; E||Delta||^2 and lambda vs iterations; the latent-norm
 histogram against chi^2_16.
+
+The paper's status is computed from its claims' roles, units and committed per-seed values,
+never written here: ``icml26 list`` / :mod:`icml26.status`.
 """
 
 from icml26.lpds.claims import (

@@ -216,17 +216,29 @@ def figure_heterogeneous_data(cfg: RecruitmentConfig, seed: int = 0,
 
 
 def dp_runtime_data(budgets: Sequence[int] = (10, 20, 30, 40, 60), rounds: int = 4,
-                    repeats: int = 3) -> list[dict]:
-    """F3 (right): best-of-``repeats`` wall time of the DP per budget (a figure, never a
-    claim: timings depend on the machine)."""
+                    repeats: int = 5) -> list[dict]:
+    """F3 (right): the DP's cost per budget, counted and timed.
+
+    ``flops``: the floating-point operations torch executed, counted by
+    :class:`torch.utils.flop_counter.FlopCounterMode` (the expectations' einsum: ``2 T (B+1)^4``;
+    a count, the same on every machine, which is what a complexity statement is about).
+    ``seconds``: the median wall time of ``repeats`` runs, with their min and max (a figure,
+    never a claim: timings depend on the machine and its load)."""
+    import statistics
     import time
+
+    from torch.utils.flop_counter import FlopCounterMode
 
     rows = []
     for b in budgets:
-        best = math.inf
+        with FlopCounterMode(display=False) as counter:
+            surrogate_dp(SPEC_PMF, b, rounds)
+        times = []
         for _ in range(repeats):
             start = time.perf_counter()
             surrogate_dp(SPEC_PMF, b, rounds)
-            best = min(best, time.perf_counter() - start)
-        rows.append({"budget": b, "rounds": rounds, "seconds": best})
+            times.append(time.perf_counter() - start)
+        rows.append({"budget": b, "rounds": rounds, "flops": counter.get_total_flops(),
+                     "seconds": statistics.median(times), "seconds_min": min(times),
+                     "seconds_max": max(times), "repeats": repeats})
     return rows

@@ -12,7 +12,8 @@ reproduced is the machinery and the mechanism: the paper's tools (``compile``, `
 benchmark of 8 operators (``icml26.kernels.tritongym_ops``: torch reference + oracle Triton
 kernel each, 3 test shapes with one odd tail); a verify that really compiles and runs every
 candidate (Triton interpreter on CPU) and catches every generated bug; and why verify
-feedback raises Pass@1 for a fixed "model".
+feedback raises Pass@1 for a fixed "model".  The status is computed and, tier C, labelled
+``harness`` (``icml26 list`` / :mod:`icml26.status`).
 
 Reconstructed (ours): the "model" is a seeded generator of real bugs applied to the oracle
 SOURCE TEXT (``bugs``: dropped mask, off-by-one bound, softmax without max subtraction, wrong
