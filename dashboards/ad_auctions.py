@@ -95,6 +95,43 @@ def ppo_net_chart(d: dict) -> Chart:
                      *marks, Series(NET, it, d["net_path"], "batch net revenue")])
 
 
+RULE_COLORS = {"TTSL-PPO": NET, "fixed z (tuned)": "#2ca02c", "myopic (tuned)": "#9467bd",
+               "z = 0": HEUR, "z = z_max": "#ff7f0e", "myopic": "#8c564b"}
+
+
+def rules_chart(d: dict, key: str = "net") -> Chart:
+    """Every rule on the evaluation draws (``figure_ppo_data``): F1's curve of ``key`` (net
+    revenue or net welfare) vs z, TTSL-PPO, the tuned heuristics and the untuned rules as
+    points; for net revenue also what the fixed-z tuner saw (its training batches)."""
+    word = {"net": "net revenue", "net_welfare": "welfare net of the inference cost"}[key]
+    rules = {"TTSL-PPO": {"z": d["z_ppo"], key: d[f"{key}_ppo"]}, **d["tuned"],
+             **d["heuristics"]}
+    series = [Series(GROSS, d["curve"]["z"], d["curve"][key], "curve", width=1)]
+    if key == "net":
+        t = d["tuned"]["fixed z (tuned)"]
+        series.append(Series("lightgrey", t["grid"], t["tune_net"], "tuning batches",
+                             kind="scatter"))
+    short = {"TTSL-PPO": "PPO", "fixed z (tuned)": "fixed tuned", "myopic (tuned)":
+             "myopic tuned", "z = 0": "z=0", "z = z_max": "z_max", "myopic": "myopic"}
+    series += [Series(RULE_COLORS[k], [v["z"]], [v[key]], f"{short[k]} {v[key]:.4f}",
+                      kind="scatter") for k, v in rules.items()]
+    tuned = max(d["tuned"].values(), key=lambda v: v[key])[key]
+    return Chart(f"{word.capitalize()}: TTSL-PPO {d[f'{key}_ppo']:.4f}, best tuned "
+                 f"heuristic {tuned:.4f}", "creative investment z", "per round", series)
+
+
+def training_pacing_chart(d: dict) -> Chart:
+    """Pacing while the leader moves: each budget-bound bidder's ``min(lasts, spent)`` per
+    TTSL-PPO iteration (``figure_ppo_data``'s ``paced_path``), with the 0.95 target."""
+    paced = np.asarray(d["paced_path"])
+    it = np.arange(1, len(paced) + 1)
+    series = [Series("lightgrey", kind="hline", at=0.95, dash="dashed", width=1)]
+    series += [Series(BIDDER_COLORS[i % 5], it, paced[:, i], f"bidder {i} (bound)")
+               for i, bound in enumerate(d["train_bound"]) if bound]
+    return Chart("Pacing while TTSL-PPO's z moves (target >= 0.95, dashed)",
+                 "PPO iteration", "min(t_exhaust / T, spend / B)", series)
+
+
 # --------------------------------------------------------------------------- live compute
 @functools.lru_cache(maxsize=64)
 def _live(market: aa.MarketConfig, z: float, seed: int) -> dict:
@@ -228,7 +265,7 @@ class AdAuctionsExplorer(ExplorerBase):
     def result_note(self) -> str:
         if self._result is None:
             return ("**TTSL-PPO:** press **Run** to compute the grid optimum and the "
-                    "heuristics at T = 300 and train the platform's policy (about 15 s).")
+                    "heuristics at T = 300 and train the platform's policy (about 40 s).")
         r = self._result
         h = ", ".join(f"{k}: {v['net']:.4f}" for k, v in r["heuristics"].items())
         return (f"**TTSL-PPO** ({r['title']}): z = {r['z_ppo']:.2f}, net revenue "
@@ -252,7 +289,10 @@ class AdAuctionsExplorer(ExplorerBase):
 
         def heuristics():
             zm = aa.myopic_z(cfg.market, cfg.zs(), m, es)
-            rules = {"z = 0": 0.0, "z = z_max": cfg.market.z_max, "myopic": zm}
+            rules = {"z = 0": 0.0, "z = z_max": cfg.market.z_max, "myopic": zm,
+                     # tuned on TTSL-PPO's training budget and draws (the claims' baselines)
+                     "fixed z (tuned)": aa.tune_fixed_z(cfg.market, cfg.ppo, seed)["z"],
+                     "myopic (tuned)": aa.tune_myopic(cfg.market, cfg.ppo, seed)["z"]}
             return {k: {"z": z, "net": aa.evaluate(cfg.market, z, m, es)}
                     for k, z in rules.items()}
 
@@ -271,7 +311,8 @@ class AdAuctionsExplorer(ExplorerBase):
                                      f"bidders, lr {cfg.ppo.lr:g}, seed {seed}"}
 
         stages = [(f"grid optimum: {cfg.grid_points} values of z x {m} episodes", grid),
-                  ("heuristics: z = 0, z = z_max, myopic", heuristics)]
+                  ("heuristics: z = 0, z = z_max, myopic, and fixed z and myopic tuned on "
+                   "TTSL-PPO's budget", heuristics)]
         stages += [(f"TTSL-PPO iterations {i * per + 1}-{min((i + 1) * per, cfg.ppo.iterations)}"
                     f" of {cfg.ppo.iterations}", chunk) for i in range(CHUNKS)]
         if self.run_stages(stages, keep):

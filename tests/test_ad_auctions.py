@@ -124,6 +124,42 @@ def test_ppo_training_is_cached_and_deterministic(tmp_path, monkeypatch):
     assert a["z_path"] == b["z_path"]
 
 
+# --------------------------------------------------------------------------- tuned heuristics
+def test_tuning_batches_replay_ppo_training_draws():
+    """Batch k of the tuners sees the value draws of PPO's iteration k: after the same number
+    of batches the generator is in the same state (same draws, same order)."""
+    pcfg = PPOConfig(iterations=3, markets=4, epochs=1)
+    trainer = aa.PPOTrainer(TINY, pcfg, seed=5)
+    trainer.step(3)
+    for _, g in aa.training_batches(TINY, pcfg, seed=5):
+        aa.episode(TINY, torch.full((pcfg.markets,), 1.0), g)
+    assert torch.equal(g.get_state(), trainer.gen.get_state())
+
+
+def test_tuned_heuristics_use_ppo_budget_and_pick_their_best_batch():
+    pcfg = PPOConfig(iterations=6, markets=4, epochs=1)
+    grid = aa.tune_grid(TINY, pcfg)
+    assert len(grid) == pcfg.iterations and grid[0] == 0 and grid[-1] == TINY.z_max
+    fixed = aa.tune_fixed_z(TINY, pcfg, 0)
+    assert fixed["tried"] == grid.tolist() and len(fixed["net"]) == pcfg.iterations
+    assert fixed["z"] == fixed["tried"][max(range(6), key=fixed["net"].__getitem__)]
+    myopic = aa.tune_myopic(TINY, pcfg, 0)
+    assert myopic["tried"][0] == 0.0 and len(myopic["tried"]) == pcfg.iterations
+    assert set(myopic["tried"]) <= set(grid.tolist())
+    assert myopic["z"] == myopic["tried"][max(range(6), key=myopic["net"].__getitem__)]
+
+
+def test_welfare_is_net_of_the_inference_cost():
+    out = aa.episode(TINY, torch.tensor([0.0, 2.0]), gen(2))
+    torch.testing.assert_close(out["cost"], TINY.kappa * torch.tensor([0.0, 2.0]))
+    torch.testing.assert_close(out["net_welfare"], out["welfare"] - out["cost"])
+
+
+def test_training_records_pacing_per_iteration():
+    out = aa.train_ppo(TINY, PPOConfig(iterations=3, markets=4, epochs=1), seed=0)
+    assert len(out["paced_path"]) == 3 and len(out["paced_path"][0]) == TINY.n_bidders
+
+
 # --------------------------------------------------------------------------- configs
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"horizon": 5}, "horizon"),
@@ -154,7 +190,7 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
 
     monkeypatch.setattr(CLAIMS_MODULE, "figure_ppo_data", boom)
     got = claims_by_name(aa.claims_for(TINY_CFG, 0))
-    for name in ("ttsl_near_optimum", "beats_heuristics"):
+    for name in ("ttsl_near_optimum", "beats_tuned_heuristic", "pacing_through_training"):
         assert math.isnan(got[name].measured) and "diverged" in got[name].note
     assert set(got) == set(aa.CLAIM_SPECS)
 
@@ -220,7 +256,8 @@ def test_claims_on_cuda_agree_with_cpu():
 
 
 @pytest.mark.slow
-@pytest.mark.mutation("ad_auctions", "interior_optimum", "ttsl_near_optimum", "beats_heuristics")
+@pytest.mark.mutation("ad_auctions", "interior_optimum", "ttsl_near_optimum", "beats_heuristics",
+                      "beats_tuned_heuristic")
 def test_mutation_gross_objective_fails_interior_optimum_and_ttsl():
     """The PIM pitfall: the platform maximises gross payments, ignoring inference cost: z*
     runs to z_max, and TTSL-PPO over-invests (net 0.94 of the optimum, 0.054 per round below
@@ -231,6 +268,32 @@ def test_mutation_gross_objective_fails_interior_optimum_and_ttsl():
     assert got["interior_optimum"].measured == 0.0
     assert not got["ttsl_near_optimum"].holds
     assert not got["beats_heuristics"].holds
+    assert not got["beats_tuned_heuristic"].holds
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("ad_auctions", "beats_tuned_heuristic", "ttsl_near_optimum")
+def test_mutation_frozen_slow_timescale_loses_to_the_tuned_heuristic():
+    """TTSL-PPO's slow timescale switched off (policy step 1e-4): z stays near its start 0.4,
+    below the optimum, and the tuned fixed z (same budget and draws) beats it."""
+    cfg = aa.config_for("quick")
+    cfg = dataclasses.replace(cfg, ppo=dataclasses.replace(cfg.ppo, lr=1e-4))
+    got = claims_by_name(aa.claims_for(cfg, 0))
+    assert not got["beats_tuned_heuristic"].holds, got["beats_tuned_heuristic"].note
+    assert not got["ttsl_near_optimum"].holds
+
+
+@pytest.mark.mutation("ad_auctions", "pacing_through_training")
+def test_mutation_no_pacing_fails_pacing_through_training():
+    """Pacing off (eta = 0): during TTSL-PPO's training the bound bidders' budgets run out
+    early in every iteration, and pacing_through_training fails."""
+    cfg = aa.config_for("quick")
+    cfg = dataclasses.replace(cfg, market=dataclasses.replace(cfg.market, eta=0.0),
+                              ppo=dataclasses.replace(cfg.ppo, iterations=4, markets=8),
+                              eval_markets=8, shift_markets=16, grid_points=5)
+    got = claims_by_name(aa.claims_for(cfg, 0))["pacing_through_training"]
+    assert not math.isnan(got.measured) and not got.holds, got.note
+    assert "bound bidders [0, 1, 2]" in got.note
 
 
 @pytest.mark.slow

@@ -19,6 +19,23 @@ where the revenue claims are measured (``budget_pacing``) and through the value 
 shows (``pacing_through_shift``); the duals' variance ratio is NaN (so it fails) when the
 duals do not move after the shift.  Welfare and engagement, which the abstract claims, are
 measured against the same heuristics as revenue.
+
+CLAIMS_VERSION 3 (issue 46, item 4; written before the new design was run on any seed): an
+audit found the heuristics untuned (z = 0, z = z_max, a myopic rule with frozen duals) while a
+grid-searched fixed z reaches the optimum TTSL-PPO only matches, and welfare counted without
+the inference cost.  (a) Every heuristic is tuned on TTSL-PPO's training budget and draws
+(40 batches of 32 episodes, batch k = the value draws of PPO's iteration k; a 40-point grid on
+[0, z_max] fixed in advance): ``fixed z (tuned)`` and ``myopic (tuned)`` (the frozen duals
+learned from the market; ``platform.tune_*``).  ``beats_tuned_heuristic`` (headline, mean)
+compares TTSL-PPO's net revenue with the best tuned heuristic's; not expected (decided before
+results: the tuned fixed z lands on the optimum TTSL-PPO converges to).  ``beats_heuristics``
+keeps its measurement against the untuned rules and becomes a finding: its baselines do not
+get the method's tuning budget (CONVENTIONS §2).  (b) Social welfare is the winner's value
+minus the inference cost, ``v_w q_w - kappa z`` per round (payments are transfers; PIM makes
+the cost the economy's); welfare and engagement compare TTSL-PPO with the best of all five
+heuristics.  (c) ``pacing_through_training`` (mechanism): ODDB-R paces every bound bidder in
+every TTSL-PPO iteration while the leader's z moves (the abstract's "non-stationary
+environment"); ``pacing_through_shift`` (the spec's invented value shift) stays a finding.
 """
 
 from __future__ import annotations
@@ -40,18 +57,23 @@ from icml26.claims import Claim, ClaimSpec, ClaimTable
 from icml26.common import resolve_device
 
 DERIVED = "model derived from the abstract (parametric creative lift, no auction logs)"
-CLAIMS_VERSION = 2
+CLAIMS_VERSION = 3
 PACED = 0.95  # budget lasts >= 95% of the horizon and >= 95% of it is spent
 
 _PACING = ("worst budget-bound bidder's min(budget-exhaustion round / T, final spend / B) "
            f">= {PACED:g} (the budget lasts the horizon and is spent)")
 _VS_HEUR = "the best fixed-rule heuristic's (z = 0, z = z_max, myopic), on the same draws"
+_VS_ALL = ("the best of all five heuristics' (z = 0, z = z_max, myopic and the two tuned on "
+           "TTSL-PPO's training budget: fixed z, myopic), on the same draws")
+TUNED = ("fixed z on a 40-point grid and the myopic rule with learned duals, each tuned on "
+         "TTSL-PPO's 40 x 32 training episodes and draws")
 
 #: the abstract's sentences the rows quote (``source``)
 OUTPERFORMS = ("our framework significantly outperforms heuristic baselines in revenue, social "
                "welfare, and user engagement")
 ODDB_R = ("the Online Dual-Descent Bidding with Regularization (ODDB-R) algorithm for agents to "
           "learn optimal bidding strategies")
+NON_STATIONARY = ODDB_R + " in this non-stationary environment"
 
 #: name: ClaimSpec (statement, op, threshold, expected, role, unit, source)
 CLAIM_SPECS = {
@@ -67,19 +89,24 @@ CLAIM_SPECS = {
         op=">=", threshold=0.95, expected=True, role="headline", unit="each",
         source="Two-Timescale Stackelberg Learning with Proximal Policy Optimization (TTSL-PPO) "
                "algorithm, which provably converges to a Stackelberg Stationary Point"),
-    "beats_heuristics": ClaimSpec(
+    "beats_tuned_heuristic": ClaimSpec(
         statement="The framework \"significantly outperforms heuristic baselines in revenue\": "
-                  "TTSL-PPO's net revenue per round minus " + _VS_HEUR + " > 0",
-        op=">", threshold=0.0, expected=True, role="headline", unit="mean", source=OUTPERFORMS),
+                  "TTSL-PPO's net revenue per round minus the best tuned heuristic's (" + TUNED
+                  + "), on the evaluation draws, > 0",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean", source=OUTPERFORMS),
+    "beats_heuristics": ClaimSpec(
+        statement="TTSL-PPO's net revenue per round minus " + _VS_HEUR + " > 0 (untuned "
+                  "baselines: a finding; the headline is beats_tuned_heuristic)",
+        op=">", threshold=0.0, expected=True, role="finding", unit="mean", source=""),
     "beats_heuristics_welfare": ClaimSpec(
         statement="The framework \"significantly outperforms heuristic baselines in ... social "
-                  "welfare\": TTSL-PPO's welfare per round (winners' value v q) relative to "
-                  + _VS_HEUR + ", minus 1, > 0",
+                  "welfare\": TTSL-PPO's social welfare per round net of the inference cost "
+                  "(winner's value v q minus kappa z) relative to " + _VS_ALL + ", minus 1, > 0",
         op=">", threshold=0.0, expected=False, role="headline", unit="mean",
         source=OUTPERFORMS),
     "beats_heuristics_engagement": ClaimSpec(
         statement="The framework \"significantly outperforms heuristic baselines in ... user "
-                  "engagement\": TTSL-PPO's clicks per round relative to " + _VS_HEUR
+                  "engagement\": TTSL-PPO's clicks per round relative to " + _VS_ALL
                   + ", minus 1, > 0",
         op=">", threshold=0.0, expected=False, role="headline", unit="mean",
         source=OUTPERFORMS),
@@ -87,6 +114,12 @@ CLAIM_SPECS = {
         statement="ODDB-R paces every budget-bound advertiser in the stationary market at z* "
                   "(where the revenue claims are measured): " + _PACING,
         op=">=", threshold=PACED, expected=True, role="mechanism", unit="each", source=ODDB_R),
+    "pacing_through_training": ClaimSpec(
+        statement="ODDB-R learns to bid \"in this non-stationary environment\": while the "
+                  "leader's z moves during TTSL-PPO's training (duals carried across episodes), "
+                  "in every iteration, " + _PACING,
+        op=">=", threshold=PACED, expected=True, role="mechanism", unit="each",
+        source=NON_STATIONARY),
     "pacing_through_shift": ClaimSpec(
         statement="ODDB-R learns to bid \"in this non-stationary environment\": through the "
                   "mid-episode value shift (F3), " + _PACING,
@@ -106,11 +139,12 @@ def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Cla
     return claims_for(config_for(scale), seed, dev)
 
 
-def _pacing_note(p: dict, bound: list[int], T: int) -> str:
-    def when(r: int) -> str:
-        return "never exhausted" if r >= T else f"exhausted in round {r + 1} of {T}"
+def _when(r: int, T: int) -> str:
+    return "never exhausted" if r >= T else f"exhausted in round {r + 1} of {T}"
 
-    return ", ".join(f"bidder {i}: lasts {p['lasts'][i]:.3f} ({when(p['exhaust_round'][i])}), "
+
+def _pacing_note(p: dict, bound: list[int], T: int) -> str:
+    return ", ".join(f"bidder {i}: lasts {p['lasts'][i]:.3f} ({_when(p['exhaust_round'][i], T)}), "
                      f"spent {p['spent'][i]:.3f}" for i in bound)
 
 
@@ -130,38 +164,64 @@ def claims_for(cfg: AuctionConfig, seed: int = 0, device: str = "cpu") -> list[C
                   f"argmax of {what} at z* = {z_star:.2f} on {cfg.grid_points} points of "
                   f"[0, {zmax:g}] (net {curve['net_star']:.4f}/round, {cfg.eval_markets} "
                   f"episodes per point, common draws); {DERIVED}")
-    ppo_names = ["ttsl_near_optimum", "beats_heuristics", "beats_heuristics_welfare",
-                 "beats_heuristics_engagement"]
+    ppo_names = ["ttsl_near_optimum", "beats_tuned_heuristic", "beats_heuristics",
+                 "beats_heuristics_welfare", "beats_heuristics_engagement",
+                 "pacing_through_training"]
     with table.guard(ppo_names):
         d = figure_ppo_data(cfg, seed, device=dev)
-        h = d["heuristics"]
-        best = max(h, key=lambda k: h[k]["net"])
-        heur = ", ".join(f"{k} {v['net']:.4f} (z {v['z']:.2f})" for k, v in h.items())
+        h, tu = d["heuristics"], d["tuned"]
+        allh = {**h, **tu}
         trained = (f"TTSL-PPO z = {d['z_ppo']:.2f} after {cfg.ppo.iterations} iterations x "
                    f"{cfg.ppo.markets} episodes (objective {cfg.objective}), evaluated on the "
                    f"grid's draws; trained once per config and seed and cached; {DERIVED}")
         table.add("ttsl_near_optimum", d["net_ppo"] / d["net_star"],
                   f"net {d['net_ppo']:.4f} vs grid optimum {d['net_star']:.4f} at z* "
                   f"{d['z_star']:.2f}; {trained}")
+        tbest = max(tu, key=lambda k: tu[k]["net"])
+        margin = d["net_ppo"] - tu[tbest]["net"]
+        table.add("beats_tuned_heuristic", margin,
+                  f"PPO {d['net_ppo']:.4f} vs best tuned heuristic {tbest} {tu[tbest]['net']:.4f}"
+                  f": margin {margin:+.4f} ({100 * margin / abs(tu[tbest]['net']):+.2f}%); "
+                  + ", ".join(f"{k}: z {v['z']:.2f}, net {v['net']:.4f}" for k, v in tu.items())
+                  + f" (tuned on the training draws, {len(tu[tbest]['grid'])}-point grid on "
+                  f"[0, {cfg.market.z_max:g}], one batch of {cfg.ppo.markets} episodes per "
+                  f"point); grid optimum {d['net_star']:.4f} at z* {d['z_star']:.2f}; {trained}")
+        best = max(h, key=lambda k: h[k]["net"])
         margin = d["net_ppo"] - h[best]["net"]
         table.add("beats_heuristics", margin,
-                  f"PPO {d['net_ppo']:.4f} vs best heuristic {best}: margin {margin:+.4f} "
-                  f"({100 * margin / abs(h[best]['net']):+.2f}% of its revenue; a THIN "
-                  "margin: the myopic rule's z sits one grid step from z*, and the claim "
-                  "failed on 1 of 32 swept seeds (seed 26) before this version; the threshold "
-                  f"> 0 is not 'significantly'); heuristics: {heur}; {trained}")
-        for name, key, word in (("beats_heuristics_welfare", "welfare", "welfare"),
+                  f"PPO {d['net_ppo']:.4f} vs best untuned heuristic {best}: margin "
+                  f"{margin:+.4f} ({100 * margin / abs(h[best]['net']):+.2f}%; the myopic "
+                  "rule's z sits near z*); heuristics: "
+                  + ", ".join(f"{k} {v['net']:.4f} (z {v['z']:.2f})" for k, v in h.items())
+                  + f"; untuned, so a finding (beats_tuned_heuristic is the headline); {trained}")
+        for name, key, word in (("beats_heuristics_welfare", "net_welfare",
+                                 "welfare net of the inference cost (v q - kappa z)"),
                                 ("beats_heuristics_engagement", "clicks", "clicks")):
-            top = max(h, key=lambda k: h[k][key])
-            rel = d[f"{key}_ppo"] / h[top][key] - 1
+            top = max(allh, key=lambda k: allh[k][key])
+            rel = d[f"{key}_ppo"] / allh[top][key] - 1
             table.add(name, rel,
                       f"PPO {word} {d[f'{key}_ppo']:.4f}/round vs best heuristic {top} "
-                      f"{h[top][key]:.4f}; all: "
-                      + ", ".join(f"{k} {v[key]:.4f}" for k, v in h.items())
-                      + "; not expected: in this model quality q_i(z) rises with z, so "
-                      f"{word} rise with z and the z = z_max heuristic (which ignores the "
-                      "inference cost) maximises them; the net-revenue optimum z* trades them "
-                      f"for cost; {trained}")
+                      f"{allh[top][key]:.4f}; all: "
+                      + ", ".join(f"{k} {v[key]:.4f}" for k, v in allh.items())
+                      + "; quality q_i(z) rises with z, so the value delivered and clicks rise "
+                      "with z; the net-revenue optimum z* trades them for the platform's "
+                      f"revenue; {trained}")
+        lo_hi = d["train_z_range"]
+        bound = [i for i, b in enumerate(d["train_bound"]) if b]
+        worst = [min((it[i] for i in bound), default=math.nan) for it in d["paced_path"]]
+        k = min(range(len(worst)), key=worst.__getitem__)
+        ex = d["exhaust_path"][k]
+        table.add("pacing_through_training", min(worst),
+                  f"ODDB-R (beta = {cfg.market.beta:g}) in each of TTSL-PPO's "
+                  f"{len(worst)} iterations ({cfg.ppo.markets} markets, duals carried over, z "
+                  f"drawn from the policy whose mean moves {cfg.ppo.z_init:.2f} -> "
+                  f"{d['z_path'][-1]:.2f}, range [{lo_hi[0]:.2f}, {lo_hi[1]:.2f}]); bound "
+                  f"bidders {bound} (overspend "
+                  f"unpaced at both ends of that range); worst iteration {k + 1}: "
+                  + ", ".join(f"bidder {i} {d['paced_path'][k][i]:.3f} "
+                              f"({_when(ex[i], T)})" for i in bound)
+                  + f"; mean over iterations of the worst bidder {sum(worst) / len(worst):.3f}; "
+                  f"{DERIVED}")
     with table.guard(["budget_pacing"]):
         z = z_star if z_star is not None else 0.5 * cfg.market.z_max
         p = figure_pacing_data(dataclasses.replace(cfg, objective="net"), seed, z, dev)

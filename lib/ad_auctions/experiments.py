@@ -22,20 +22,21 @@ from dataclasses import dataclass, field
 
 import torch
 
-from icml26.ad_auctions.market import MarketConfig, episode
+from icml26.ad_auctions.market import MarketConfig, episode, pacing_stats
 from icml26.ad_auctions.platform import (
     PPOConfig,
     evaluate_all,
     grid_curve,
     myopic_z,
     train_ppo,
+    tune_fixed_z,
+    tune_myopic,
 )
 from icml26.common import cached, device_key
 from icml26.common import config_for as _config_for
 
 PAPER = "ad_auctions"
-CACHE_VERSION = 1
-EXHAUSTED = 0.999  # a budget counts as spent at 99.9%
+CACHE_VERSION = 2  # 2: the training records each iteration's pacing (issue 46)
 BETAS = (0.05, 0.0)  # the regularised ODDB-R and plain dual descent (F3, F4)
 
 
@@ -105,43 +106,53 @@ def trained_ppo(cfg: AuctionConfig, seed: int,
                   lambda: train_ppo(cfg.market, pcfg, seed, progress, device))
 
 
+def tuned_heuristics(cfg: AuctionConfig, seed: int,
+                     device: torch.device | str = "cpu") -> dict:
+    """The heuristics tuned on TTSL-PPO's training budget and draws (``platform.tune_*``;
+    cached like the training): ``{name: {z, grid, tried, net}}``."""
+    def compute():
+        return {"fixed z (tuned)": tune_fixed_z(cfg.market, cfg.ppo, seed, device),
+                "myopic (tuned)": tune_myopic(cfg.market, cfg.ppo, seed, device)}
+
+    # keyed by what the tuning uses (the budget, not PPO's step size or objective)
+    budget = (cfg.ppo.iterations, cfg.ppo.markets)
+    return cached(PAPER, device_key("tuned", device), (cfg.market, budget), seed,
+                  CACHE_VERSION, compute)
+
+
 def figure_ppo_data(cfg: AuctionConfig, seed: int,
                     progress: Callable[[int, int], None] | None = None,
                     device: torch.device | str = "cpu") -> dict:
-    """TTSL-PPO's mean ``z`` and batch net revenue per iteration, its final ``z`` evaluated
-    on the grid's draws (net revenue, welfare and clicks per round), the heuristics' ``z``
-    and the same three measures, and the grid optimum."""
+    """TTSL-PPO's mean ``z``, batch net revenue and the bidders' pacing per iteration, its
+    final ``z`` evaluated on the grid's draws (net revenue, welfare gross and net of the
+    inference cost, clicks per round), the untuned heuristics (``heuristics``) and the tuned
+    ones (``tuned``, with what their tuning saw) with the same measures, the grid optimum and
+    the net-revenue and net-welfare curves of F1."""
     curve = figure_curve_data(dataclasses.replace(cfg, objective="net"), seed, device)
     ppo = trained_ppo(cfg, seed, progress, device)
     es, m = eval_seed(seed), cfg.eval_markets
     z_myopic = myopic_z(cfg.market, cfg.zs(), m, es, device)
     heuristics = {"z = 0": 0.0, "z = z_max": cfg.market.z_max, "myopic": z_myopic}
     ev = evaluate_all(cfg.market, ppo["z"], m, es, device)
+    tuned = {k: {"z": t["z"], "grid": t["grid"], "tried": t["tried"], "tune_net": t["net"],
+                 **evaluate_all(cfg.market, t["z"], m, es, device)}
+             for k, t in tuned_heuristics(cfg, seed, device).items()}
+    # the bidders bound (overspending unpaced) at both ends of the z range the policy mean
+    # travelled during training: the ones pacing_through_training reads
+    z_range = (min(cfg.ppo.z_init, *ppo["z_path"]), max(cfg.ppo.z_init, *ppo["z_path"]))
+    ends = [bound_bidders(cfg.market, z, cfg.shift_markets, es + 3, device) for z in z_range]
     return {"z_path": ppo["z_path"], "std_path": ppo["std_path"], "net_path": ppo["net_path"],
-            "z_ppo": ppo["z"], "net_ppo": ev["net"], "welfare_ppo": ev["welfare"],
-            "clicks_ppo": ev["clicks"],
+            "train_z_range": z_range, "train_bound": [a and b for a, b in zip(*ends)],
+            "paced_path": ppo["paced_path"], "exhaust_path": ppo["exhaust_path"],
+            "z_ppo": ppo["z"], **{f"{k}_ppo": v for k, v in ev.items()},
             "heuristics": {k: {"z": z, **evaluate_all(cfg.market, z, m, es, device)}
                            for k, z in heuristics.items()},
-            "z_star": curve["z_star"], "net_star": curve["net_star"]}
+            "tuned": tuned,
+            "z_star": curve["z_star"], "net_star": curve["net_star"],
+            "curve": {k: curve[k] for k in ("z", "net", "net_welfare", "clicks")}}
 
 
 # --------------------------------------------------------------------------- pacing
-def pacing_stats(spent_path: torch.Tensor, budget: torch.Tensor) -> dict:
-    """Per bidder, from cumulative spend ``[T, M, N]`` and budgets ``[N]``: ``exhaust_round``
-    (the first round index at which half the markets have spent 99.9% of the budget; T when
-    never), ``lasts`` = (exhaust_round + 1) / T capped at 1, ``spent`` (mean final spend /
-    budget) and ``paced = min(lasts, spent)`` (see the module docstring)."""
-    T = spent_path.shape[0]
-    ratio = spent_path / budget
-    gone = (ratio > EXHAUSTED).float().mean(1).T  # [N, T]
-    exhaust = [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
-               for col in gone.cpu()]
-    lasts = [min((r + 1) / T, 1.0) for r in exhaust]
-    spent = ratio[-1].mean(0).tolist()
-    return {"exhaust_round": exhaust, "lasts": lasts, "spent": spent,
-            "paced": [min(a, b) for a, b in zip(lasts, spent)]}
-
-
 def bound_bidders(market: MarketConfig, z: float, markets: int, seed: int,
                   device: torch.device | str = "cpu") -> list[bool]:
     """Which bidders are budget-bound: those who would spend more than their budget with no

@@ -32,6 +32,8 @@ import torch
 from icml26.common import check_int
 from icml26.kernels.auction_topk import auction_topk
 
+EXHAUSTED = 0.999  # a budget counts as spent at 99.9% (``pacing_stats``)
+
 
 @dataclass(frozen=True)
 class MarketConfig:
@@ -185,15 +187,34 @@ def episode(cfg: MarketConfig, z: torch.Tensor, gen: torch.Generator, record: bo
             respond: bool = True, mu0: float | torch.Tensor | None = None, impl: str = "auto",
             tile: int = 1, beta: torch.Tensor | None = None) -> dict:
     """One full episode in ``len(z)`` markets from fresh duals, on ``z``'s device; per-round
-    means ``net, payments, clicks, welfare [M]`` (net = payments - kappa z)."""
+    means ``net, payments, clicks, welfare, net_welfare [M]`` (net = payments - kappa z; social
+    welfare net of the inference cost, net_welfare = welfare - kappa z: payments are transfers,
+    the cost is the economy's)."""
     cfg.validate()
     state = new_state(cfg, len(z), mu0, device=z.device)
     tot = run_rounds(cfg, state, z, cfg.horizon, gen, record=record, respond=respond,
                      impl=impl, tile=tile, beta=beta)
     out = {k: tot[k] / cfg.horizon for k in ("payments", "clicks", "welfare", "cost")}
     out["net"] = out["payments"] - out["cost"]
+    out["net_welfare"] = out["welfare"] - out["cost"]  # social welfare: value - inference cost
     out["spent"] = state.spent
     out["mu"] = state.mu
     if record:
         out["spent_path"], out["mu_path"] = tot["spent"], tot["mu"]
     return out
+
+
+def pacing_stats(spent_path: torch.Tensor, budget: torch.Tensor) -> dict:
+    """Per bidder, from cumulative spend ``[T, M, N]`` and budgets ``[N]``: ``exhaust_round``
+    (the first round index at which half the markets have spent 99.9% of the budget; T when
+    never), ``lasts`` = (exhaust_round + 1) / T capped at 1, ``spent`` (mean final spend /
+    budget) and ``paced = min(lasts, spent)`` (``icml26.ad_auctions.experiments`` says why)."""
+    T = spent_path.shape[0]
+    ratio = spent_path / budget
+    gone = (ratio > EXHAUSTED).float().mean(1).T  # [N, T]
+    exhaust = [int(torch.nonzero(col > 0.5).min()) if (col > 0.5).any() else T
+               for col in gone.cpu()]
+    lasts = [min((r + 1) / T, 1.0) for r in exhaust]
+    spent = ratio[-1].mean(0).tolist()
+    return {"exhaust_round": exhaust, "lasts": lasts, "spent": spent,
+            "paced": [min(a, b) for a, b in zip(lasts, spent)]}

@@ -16,7 +16,12 @@ over a grid of investments, the fixed-rule heuristics and TTSL-PPO.
   Two timescales: the duals move every round (step ``eta``) and are carried over from one
   episode to the next in each market, the policy moves once per episode with a small Adam
   step ``lr``.  ``objective="gross"`` is the PIM pitfall (the mutation): the platform
-  maximises payments and ignores the inference cost it pays.
+  maximises payments and ignores the inference cost it pays.  Each iteration also records
+  the bidders' pacing (``pacing_stats`` of its episodes): the followers pace while the
+  leader's ``z`` moves (the abstract's non-stationarity).
+* Tuned heuristics (issue 46): ``tune_fixed_z`` and ``tune_myopic`` get TTSL-PPO's training
+  budget and draws (``iterations`` batches of ``markets`` episodes; batch ``k`` replays the
+  value draws of PPO's iteration ``k``) and a grid of ``iterations`` points on ``[0, z_max]``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ from dataclasses import dataclass
 
 import torch
 
-from icml26.ad_auctions.market import MarketConfig, episode, new_state, run_rounds
+from icml26.ad_auctions.market import (
+    MarketConfig,
+    episode,
+    new_state,
+    pacing_stats,
+    run_rounds,
+)
 
 OBJECTIVES = ("net", "gross")
 
@@ -62,18 +73,20 @@ def grid_curve(cfg: MarketConfig, zs: torch.Tensor, markets: int, seed: int,
     z = zs.repeat_interleave(markets).to(device)
     out = episode(cfg, z, g, respond=respond, tile=len(zs))
     res = {"z": zs.clone()}
-    for k in ("net", "payments", "clicks", "welfare"):
+    for k in ("net", "payments", "clicks", "welfare", "net_welfare"):
         res[k] = out[k].view(len(zs), markets).mean(1).cpu()
     return res
 
 
 def evaluate_all(cfg: MarketConfig, z: float, markets: int, seed: int,
                  device: torch.device | str = "cpu") -> dict[str, float]:
-    """Per-round net revenue, payments, welfare (the winners' value ``v_w q_w``) and clicks
-    (engagement) at a fixed ``z`` on the same draws as ``grid_curve(seed)``."""
+    """Per-round net revenue, payments, welfare (the winners' value ``v_w q_w``), social
+    welfare net of the inference cost (``v_w q_w - kappa z``) and clicks (engagement) at a
+    fixed ``z`` on the same draws as ``grid_curve(seed)``."""
     out = episode(cfg, torch.full((markets,), float(z), device=device),
                   torch.Generator().manual_seed(seed))
-    return {k: float(out[k].mean()) for k in ("net", "payments", "welfare", "clicks")}
+    return {k: float(out[k].mean())
+            for k in ("net", "payments", "welfare", "net_welfare", "clicks")}
 
 
 def evaluate(cfg: MarketConfig, z: float, markets: int, seed: int,
@@ -115,6 +128,8 @@ class PPOTrainer:
         self.z_path: list[float] = []
         self.std_path: list[float] = []
         self.net_path: list[float] = []
+        self.paced_path: list[list[float]] = []   # [iteration][bidder]
+        self.exhaust_path: list[list[int]] = []
 
     @property
     def done(self) -> bool:
@@ -133,7 +148,12 @@ class PPOTrainer:
             # a new episode in every market: budgets reset, duals carried over (fast timescale)
             self.state.spent.zero_()
             self.state.t = 0
-            paid = run_rounds(cfg, self.state, z.to(self.device), cfg.horizon, self.gen)
+            paid = run_rounds(cfg, self.state, z.to(self.device), cfg.horizon, self.gen,
+                              record=True)
+            pace = pacing_stats(paid["spent"], torch.tensor(cfg.budget, device=self.device)
+                                * cfg.horizon)
+            self.paced_path.append(pace["paced"])
+            self.exhaust_path.append(pace["exhaust_round"])
             gross = paid["payments"].cpu() / cfg.horizon
             reward = gross - (cfg.kappa * z if pcfg.objective == "net" else 0.0)
             adv = (reward - reward.mean()) / (reward.std() + 1e-8)
@@ -153,7 +173,9 @@ class PPOTrainer:
 
     def result(self) -> dict:
         return {"z_path": list(self.z_path), "std_path": list(self.std_path),
-                "net_path": list(self.net_path), "z": self.z_path[-1]}
+                "net_path": list(self.net_path), "z": self.z_path[-1],
+                "paced_path": [list(p) for p in self.paced_path],
+                "exhaust_path": [list(e) for e in self.exhaust_path]}
 
 
 def train_ppo(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
@@ -168,3 +190,57 @@ def train_ppo(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
         if progress is not None:
             progress(len(trainer.z_path), pcfg.iterations)
     return trainer.result()
+
+
+# --------------------------------------------------------------------------- tuned heuristics
+def tune_grid(cfg: MarketConfig, pcfg: PPOConfig) -> torch.Tensor:
+    """The tuning grid, fixed before results: one point per PPO iteration on ``[0, z_max]``
+    (40 points at quick scale, ends included)."""
+    return torch.linspace(0.0, cfg.z_max, pcfg.iterations)
+
+
+def training_batches(cfg: MarketConfig, pcfg: PPOConfig, seed: int):
+    """PPO's training draws, batch by batch: yields ``(k, gen)`` with ``gen`` positioned where
+    PPO's iteration ``k`` starts its value draws (its action draw consumed); the caller plays
+    exactly ``horizon`` rounds of ``markets`` markets on it before the next batch."""
+    gen = torch.Generator().manual_seed(seed)
+    for k in range(pcfg.iterations):
+        torch.randn(pcfg.markets, generator=gen)  # PPO's action draw of iteration k
+        yield k, gen
+
+
+def tune_fixed_z(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
+                 device: torch.device | str = "cpu") -> dict:
+    """The fixed-investment rule tuned on TTSL-PPO's budget: batch ``k`` of PPO's training
+    draws plays grid point ``k`` (fresh duals); the best batch net revenue picks ``z``."""
+    zs = tune_grid(cfg, pcfg)
+    nets = []
+    for k, gen in training_batches(cfg, pcfg, seed):
+        out = episode(cfg, torch.full((pcfg.markets,), float(zs[k]), device=device), gen)
+        nets.append(float(out["net"].mean()))
+    best = max(range(len(nets)), key=nets.__getitem__)
+    return {"z": float(zs[best]), "grid": zs.tolist(), "tried": zs.tolist(), "net": nets}
+
+
+def tune_myopic(cfg: MarketConfig, pcfg: PPOConfig, seed: int,
+                device: torch.device | str = "cpu") -> dict:
+    """The myopic rule with its frozen duals learned on TTSL-PPO's budget: batch 0 plays
+    ``z = 0``; after batch ``k`` the observed duals (mean end-of-episode ``mu``) are frozen and
+    ``z_{k+1}`` maximises net revenue at those duals, budgets ignored, on batch ``k``'s draws
+    (replayed); the iterate with the best batch net revenue is kept."""
+    zs = tune_grid(cfg, pcfg)
+    free = MarketConfig(**{**cfg.__dict__, "budget": (1e6,) * cfg.n_bidders})
+    m, z, tried, nets = pcfg.markets, 0.0, [], []
+    for _, gen in training_batches(cfg, pcfg, seed):
+        start = gen.get_state()
+        out = episode(cfg, torch.full((m,), z, device=device), gen)
+        tried.append(z)
+        nets.append(float(out["net"].mean()))
+        after = gen.get_state()
+        gen.set_state(start)  # replay this batch's draws for the model's curve
+        curve = episode(free, zs.repeat_interleave(m).to(device), gen, respond=False,
+                        mu0=out["mu"].mean(0), tile=len(zs))
+        gen.set_state(after)
+        z = float(zs[int(curve["net"].view(len(zs), m).mean(1).argmax())])
+    best = max(range(len(nets)), key=nets.__getitem__)
+    return {"z": tried[best], "grid": zs.tolist(), "tried": tried, "net": nets}
