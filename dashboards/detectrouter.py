@@ -58,26 +58,55 @@ def auroc_matrix_plot(r: dict, title: str = "AUROC: source (row) x surrogate (co
 
 
 def method_rows(r: dict) -> list[tuple[str, str, float]]:
-    """F2's bars: (method, kind, AUROC on the mixed-source test set)."""
+    """F2's bars: (method, kind, AUROC on the mixed-source test set). The combinations of the
+    pool's z-scores (issue 46) are the baseline at the router's cost; ``*`` marks the one
+    chosen on validation."""
     rows = [(f"fixed: {_short(p)}", "fixed surrogate", float(a))
             for p, a in zip(r["pool"], r["fixed"])]
-    rows += [("score ensemble", "baseline", float(r["ensemble"])),
-             ("router, stage 1", "DetectRouter", float(r["stage1"]["auroc"])),
-             ("router, stage 1+2", "DetectRouter", float(r["stage2"]["auroc"])),
-             ("oracle routing", "oracle", float(r["oracle"]))]
+    comb = r.get("combination")
+    if comb is None:  # an evaluation from before issue 46: the ensemble only
+        rows.append(("score ensemble", "combination", float(r["ensemble"])))
+    else:
+        rows += [(f"combination: {k}" + (" *" if k == comb["chosen"] else ""), "combination",
+                  float(a)) for k, a in comb["test"].items()]
+    rows += [("router, stage 1", "DetectRouter", float(r["stage1"]["auroc"])),
+             ("router, stage 1+2", "DetectRouter", float(r["stage2"]["auroc"]))]
+    if "text" in r:
+        rows.append(("router, text only", "DetectRouter, text only", float(r["text"]["auroc"])))
+    rows.append(("oracle routing", "oracle", float(r["oracle"])))
     return rows
 
 
+KIND_COLORS = {"fixed surrogate": "#9e9e9e", "combination": "#ff7f0e", "DetectRouter": "#1f77b4",
+               "DetectRouter, text only": "#9467bd", "oracle": "#2ca02c"}
+
+
 def methods_plot(r: dict) -> hv.Bars:
-    """F2: mixed-source AUROC of each fixed surrogate (grey), the score ensemble (orange), the
-    router (blue) and oracle routing (green)."""
+    """F2: mixed-source AUROC of each fixed surrogate (grey), the combinations of the pool's
+    z-scores (orange, ``*`` the one chosen on validation), the router (blue), the text-only
+    router (purple) and oracle routing (green)."""
     rows = [(method, auc, kind) for method, kind, auc in method_rows(r)]
     return hv.Bars(rows, "method", ["AUROC (mixed test set)", "kind"]).opts(
         xrotation=30, ylim=(0, 1.05), responsive=True, height=VIEW_HEIGHT,
-        color="kind", cmap={"fixed surrogate": "#9e9e9e", "baseline": "#ff7f0e",
-                            "DetectRouter": "#1f77b4", "oracle": "#2ca02c"},
-        show_legend=False, tools=["hover"], framewise=True, xlabel="detector",
-        title="Mixed-source AUROC per detector")
+        color="kind", cmap=KIND_COLORS, show_legend=False, tools=["hover"], framewise=True,
+        xlabel="detector", title="Mixed-source AUROC per detector")
+
+
+def margins_plot(per_seed, title: str = "Margins per seed: over the combination chosen on "
+                 "validation, over the best fixed surrogate"):
+    """Issue 46: per seed (one point each, one colour per comparison; the bar is the mean),
+    the margin of the router and of the text-only router over the combination chosen on
+    validation, and of each over the best fixed surrogate; ``per_seed`` is a DataFrame with
+    columns ``seed``, ``comparison`` and ``margin`` (the long form of
+    ``benchmarks/detectrouter_combination.csv``)."""
+    pts = hv.Scatter(per_seed, "comparison", ["margin", "seed"]).opts(
+        jitter=0.3, size=7, color="comparison", cmap="Category10", tools=["hover"])
+    means = per_seed.groupby("comparison", sort=False)["margin"].mean().reset_index()
+    bars = hv.Bars(means, "comparison", "margin").opts(alpha=0.25, color="#555555")
+    zero = hv.HLine(0).opts(color="black", line_width=1)
+    return (bars * pts * zero).opts(
+        responsive=True, height=VIEW_HEIGHT, xrotation=15, show_legend=False, title=title,
+        xlabel="comparison (mean bar, one point per seed)", ylabel="AUROC margin")
 
 
 def routing_plot(r: dict, stage: str = "stage2") -> hv.Overlay:

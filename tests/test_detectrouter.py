@@ -202,6 +202,39 @@ def test_several_prototypes_per_surrogate_take_the_nearest():
     assert d.tolist() == [[1.0, 80.0]]  # surrogate 0: [9, 9]; surrogate 1: [0, 5]
 
 
+# --------------------------------------------------------------------------- combinations
+def synthetic_scores(seed=0, n=200, k=3):
+    """Human texts z ~ N(0, 1) under every surrogate; machine texts shifted by +3 under
+    surrogate 1 and by -1 under the others (a max-z detector sees the shift, a mean-z one
+    hardly); the statistics are the z-scores themselves."""
+    rng = np.random.default_rng(seed)
+    h = rng.normal(0, 1, (n, k))
+    m = rng.normal(0, 1, (n, k)) + np.where(np.arange(k) == 1, 3.0, -1.0)
+    return (h, h), (m, m)
+
+
+def test_combinations_score_and_choose_by_validation():
+    (tr_h, tr_m), (te_h, te_m) = synthetic_scores(0), synthetic_scores(1)
+    out = D.combinations(tr_h, tr_m, te_h, te_m, seed=0)
+    assert set(out["val"]) == set(out["test"]) == set(D.COMBINATIONS)
+    assert out["chosen"] == max(out["val"], key=out["val"].get)
+    assert out["auroc"] == out["test"][out["chosen"]]
+    assert out["test"]["logistic"] > 0.95 > out["test"]["mean-z"]  # weights the one surrogate
+    assert out["test"]["mean-z"] == D.auroc(te_h[0].mean(1), te_m[0].mean(1))
+    again = D.combinations(tr_h, tr_m, te_h, te_m, seed=0)  # deterministic from the seed
+    assert again["val"] == out["val"] and again["test"] == out["test"]
+
+
+def test_combination_ties_go_to_the_simpler():
+    """Scores that only one surrogate carries, equal under all: mean-z = max-z = logistic on
+    validation (all 1.0): the rule takes mean-z."""
+    col = np.r_[np.zeros(40), np.ones(40)][:, None].repeat(3, 1)
+    h, m = (col[:40], col[:40]), (col[40:] + 5, col[40:] + 5)
+    out = D.combinations(h, m, h, m, seed=0)
+    assert out["val"] == {"mean-z": 1.0, "max-z": 1.0, "logistic": 1.0}
+    assert out["chosen"] == "mean-z"
+
+
 # --------------------------------------------------------------------------- diagnosis
 def test_domain_auroc_is_one_half_without_a_corpus_effect_and_sees_a_shift(tiny_data):
     flat = dict(tiny_data, human_scores=np.zeros_like(tiny_data["human_scores"]))
@@ -266,7 +299,9 @@ def test_evaluate_outputs(tiny_data):
     k = len(TINY.zoo.pool)
     assert r["matrix"].shape == (k + 1, k) and ((0 <= r["matrix"]) & (r["matrix"] <= 1)).all()
     assert len(r["fixed"]) == k and 0 <= r["oracle"] <= 1
-    for stage in ("stage1", "stage2"):
+    assert r["combination"]["test"]["mean-z"] == pytest.approx(r["ensemble"])
+    assert r["combination"]["chosen"] in D.COMBINATIONS
+    for stage in ("stage1", "stage2", "text"):
         conf = r[stage]["confusion"]
         assert conf.shape == (k + 2, k)
         assert conf[:-1].sum(1).tolist() == [TINY.zoo.n_test] * (k + 1)
@@ -380,10 +415,14 @@ def test_mutation_skipping_znorm_fails_the_fpr_claim():
 
 
 @pytest.mark.slow
-@pytest.mark.mutation("detectrouter", "router_near_oracle", "router_beats_fixed")
+@pytest.mark.mutation("detectrouter", "router_near_oracle", "router_beats_fixed",
+                      "router_beats_combination", "text_router_beats_fixed")
 def test_mutation_random_routing_fails_router_near_oracle():
-    """Random routing (the router learned nothing): the router's share of oracle routing and
-    its margin over the best fixed surrogate fall below their targets (seed 0)."""
+    """Random routing (a router that ignores its input): the router's share of oracle routing,
+    its margin over the best fixed surrogate and over the combination of the same z-scores
+    chosen on validation (issue 46), and the text-only router's margin, fall below their
+    targets (seed 0)."""
     cl = {c.name: c for c in D.claims_for(replace(D.config_for("quick"), routing="random"), 0)}
-    assert not cl["router_near_oracle"].holds
-    assert not cl["router_beats_fixed"].holds
+    for name in ("router_near_oracle", "router_beats_fixed", "router_beats_combination",
+                 "text_router_beats_fixed"):
+        assert not cl[name].holds, cl[name]

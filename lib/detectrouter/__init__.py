@@ -26,7 +26,9 @@ Reconstructed here, at toy scale (figures in ``notebooks/detectrouter.ipynb``):
   stage 1 ``CE(softmax(-d / T), k)``, stage 2 ``KL(softmax(s / T_s) || softmax(-d / T))``;
 * F1 the source x surrogate AUROC matrix, F2 mixed-set AUROC of each fixed surrogate, the score
   ensemble, the router and oracle routing, F3 the routing confusion (``experiments``);
-  ``claims`` measures them; ``diagnose`` holds the first design's diagnosis.
+  ``claims`` measures them; ``diagnose`` holds the first design's diagnosis;
+* the baseline at the router's cost (``combine``, issue 46): mean-z, max-z and a logistic
+  regression on the same z-scores, one chosen on validation, against the router.
 
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.
 """
@@ -36,9 +38,11 @@ from icml26.detectrouter.claims import (
     Z_5PCT,
     claims,
     claims_for,
+    combination_record,
     flagged_human,
     seed_record,
 )
+from icml26.detectrouter.combine import COMBINATIONS, combinations
 from icml26.detectrouter.corpus import CORPORA, VOCAB, decode, encode, passages, raw_corpus
 from icml26.detectrouter.detect import CRITERIA, auroc, criteria, criterion, znorm_params
 from icml26.detectrouter.experiments import (
@@ -64,11 +68,12 @@ from icml26.detectrouter.lms import GRULM, GRUTrain, NgramLM, train_gru
 from icml26.detectrouter.router import Featurizer, FittedRouter, RouterConfig, fit_router
 
 __all__ = [
-    "BLACK_BOX", "CACHE_VERSION", "CLAIM_SPECS", "CORPORA", "CRITERIA", "GRULM", "PAPER",
-    "POOL", "ROUTINGS", "SCALES", "VOCAB", "Z_5PCT", "DetectRouterConfig", "Featurizer",
-    "FittedRouter", "GRUTrain", "ModelSpec", "NgramLM", "RouterConfig", "SourceSpec",
-    "ZooConfig", "auroc", "claims", "claims_for", "config_for", "criteria", "criterion",
-    "decode", "encode", "evaluate", "evaluation", "figure_auroc_matrix_data", "fit_router",
-    "flagged_human", "passages", "raw_corpus", "seed_record", "train_gru", "train_model",
-    "znorm_params", "znormed", "zoo_data",
+    "BLACK_BOX", "CACHE_VERSION", "CLAIM_SPECS", "COMBINATIONS", "CORPORA", "CRITERIA",
+    "DetectRouterConfig", "Featurizer", "FittedRouter", "GRULM", "GRUTrain", "ModelSpec",
+    "NgramLM", "PAPER", "POOL", "ROUTINGS", "RouterConfig", "SCALES", "SourceSpec", "VOCAB",
+    "Z_5PCT", "ZooConfig", "auroc", "claims", "claims_for", "combination_record",
+    "combinations", "config_for", "criteria", "criterion", "decode", "encode", "evaluate",
+    "evaluation", "figure_auroc_matrix_data", "fit_router", "flagged_human", "passages",
+    "raw_corpus", "seed_record", "train_gru", "train_model", "znorm_params", "znormed",
+    "zoo_data",
 ]

@@ -29,6 +29,21 @@ CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was
   (``benchmarks/detectrouter_router_variants.csv``: router / oracle 0.926 / 0.908 text only,
   0.957 / 0.945 with the statistics, 0.958 / 0.943 with also 3 prototypes per surrogate: not
   kept), before any seed above 6 was run.
+
+Issue 46, item 6 (an independent audit; written before any result of it was seen): the encoder
+reads every surrogate's z-scored criteria, so routing a text runs every surrogate, and
+``router_beats_fixed`` compares it with detectors that run one. At the router's cost the fair
+baseline is a fixed combination of the same scores (``combine``): mean-z, max-z and a
+logistic regression on the router's statistics, trained on the router's training texts
+against the human reference text, one chosen by the best validation AUROC (5-fold CV on that
+training split; ties to the simpler), evaluated on the headline's test set by AUROC.
+``router_beats_combination`` (headline, mean: a comparison of two methods, the abstract's
+"consistent improvements" at equal information): router minus that combination > 0.
+``text_router_beats_fixed`` (finding: the abstract never says what the encoder reads): the
+same router with a text-only encoder, which runs one surrogate per text, so its fair baseline
+is the best fixed surrogate, >= 0.02 like ``router_beats_fixed``; its margin over the
+combination is in its note and the notebook. A new claim changes no other measurement, so
+``CLAIMS_VERSION`` stays; the evaluation's cache version went to 5.
 """
 
 from __future__ import annotations
@@ -85,9 +100,22 @@ CLAIM_SPECS = {
         op=">", threshold=0.0, expected=True, role="mechanism", unit="mean",
         source="the second generalizes to black-box sources by aligning geometric distances "
                "with observed detection scores"),
+    "router_beats_combination": ClaimSpec(  # issue 46; -0.10 on seeds 0-15: fails
+        statement="DetectRouter beats the best fixed combination of the same z-scores "
+                  "(\"consistent improvements across multiple detection criteria and model "
+                  "families\" at the router's cost, which runs every surrogate): mixed-source "
+                  "test AUROC minus that of the best of mean-z, max-z and a logistic regression "
+                  "(chosen on validation) > 0",
+        op=">", threshold=0.0, expected=False, role="headline", unit="mean",
+        source="consistent improvements across multiple detection criteria and model "
+               "families"),
+    "text_router_beats_fixed": ClaimSpec(  # issue 46; expected: its interval cleared 0.02
+        statement="The router with a text-only encoder (it runs one surrogate per text) beats "
+                  "the best fixed surrogate on the mixed-source test set by >= 0.02 AUROC",
+        op=">=", threshold=0.02, expected=True, role="finding", unit="mean", source=""),
 }
 ROUTER_CLAIMS = ("router_near_oracle", "router_fpr_calibrated", "router_beats_fixed",
-                 "stage2_helps_blackbox")
+                 "stage2_helps_blackbox", "router_beats_combination", "text_router_beats_fixed")
 
 
 def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
@@ -149,6 +177,19 @@ def claims_for(cfg: DetectRouterConfig, seed: int = 0, device: str = "cpu") -> l
         table.add("stage2_helps_blackbox", s2["black_auroc"] - s1["black_auroc"],
                   f"black-box AUROC {s1['black_auroc']:.3f} -> {s2['black_auroc']:.3f} "
                   f"(weight {cfg.router.stage2_weight}, T_s {cfg.router.score_temperature})")
+        comb, text = r["combination"], r["text"]
+        each = ", ".join(f"{k} {comb['test'][k]:.3f} (val {comb['val'][k]:.3f})"
+                         for k in comb["test"])
+        table.add("router_beats_combination", s2["auroc"] - comb["auroc"],
+                  f"router {s2['auroc']:.3f} ({routing}) vs {comb['chosen']} "
+                  f"{comb['auroc']:.3f}, chosen by validation AUROC (5-fold CV on the router's "
+                  f"training texts against the human reference text); test (val): {each}; "
+                  f"logistic C {comb['C']:g}")
+        table.add("text_router_beats_fixed", text["auroc"] - r["fixed"][best],
+                  f"text-only router {text['auroc']:.3f} (stage 1+2; {routing}) vs best fixed "
+                  f"{pool[best]} {r['fixed'][best]:.3f}; vs the combination {comb['chosen']} "
+                  f"{comb['auroc']:.3f}: {text['auroc'] - comb['auroc']:+.3f}; the router with "
+                  f"the scores {s2['auroc']:.3f}")
     return table.claims
 
 
@@ -163,10 +204,34 @@ def seed_record(first_design: bool = False):
     """``benchmarks/detectrouter_seeds.csv`` (every claim per seed; with ``first_design``, the
     first design's record ``..._seeds_first_design.csv``) as a DataFrame; empty when absent
     (an install without the repository's benchmarks folder)."""
+    return _benchmark("detectrouter_seeds" + ("_first_design" if first_design else "") + ".csv")
+
+
+#: the margins ``combination_record`` derives from ``benchmarks/detectrouter_combination.csv``
+MARGINS = {"router - combination": ("router", "combination"),
+           "text-only router - combination": ("text_router", "combination"),
+           "router - best fixed": ("router", "best_fixed"),
+           "text-only router - best fixed": ("text_router", "best_fixed")}
+
+
+def combination_record():
+    """``benchmarks/detectrouter_combination.csv`` (issue 46: per seed, the router, the
+    text-only router, the best fixed surrogate and the combination chosen on validation) in
+    long form: ``seed, comparison, margin`` (:data:`MARGINS`); empty when absent."""
+    import pandas as pd
+
+    wide = _benchmark("detectrouter_combination.csv")
+    if wide.empty:
+        return pd.DataFrame(columns=["seed", "comparison", "margin"])
+    return pd.concat([pd.DataFrame({"seed": wide["seed"], "comparison": name,
+                                    "margin": wide[a] - wide[b]})
+                      for name, (a, b) in MARGINS.items()], ignore_index=True)
+
+
+def _benchmark(name: str):
     from pathlib import Path
 
     import pandas as pd
 
-    name = "detectrouter_seeds" + ("_first_design" if first_design else "") + ".csv"
     path = Path(__file__).resolve().parents[2] / "benchmarks" / name
     return pd.read_csv(path) if path.exists() else pd.DataFrame()

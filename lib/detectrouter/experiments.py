@@ -16,13 +16,15 @@ import torch
 
 from icml26.common import cached, check_choice, check_int, device_key, generator, resolve_device
 from icml26.common import config_for as preset
+from icml26.detectrouter.combine import combinations
 from icml26.detectrouter.corpus import CORPORA, split_passages
 from icml26.detectrouter.detect import CRITERIA, auroc, criteria
 from icml26.detectrouter.lms import GRUTrain, NgramLM, train_gru
 from icml26.detectrouter.router import RouterConfig, fit_router
 
 PAPER = "detectrouter"
-CACHE_VERSION = 4
+CACHE_VERSION = 4  # the zoo (trained models, texts, scores)
+EVAL_CACHE_VERSION = 5  # the evaluation; 5: the combinations and the text-only router (issue 46)
 ROUTINGS = ("prototype", "random")
 
 
@@ -191,20 +193,21 @@ def zoo_data(cfg: ZooConfig, seed: int, device="cpu") -> dict:
 
 def znormed(data: dict, cfg: DetectRouterConfig) -> dict:
     """The chosen criterion's scores, z-normalised per surrogate on the human reference text
-    (``cfg.znorm``; otherwise raw): ``human`` [H, K], per source [n, K], ``router`` [m, K]."""
+    (``cfg.znorm``; otherwise raw): ``human`` [H, K], per source [n, K], ``router`` [m, K],
+    ``ref`` [R, K] (the reference text itself)."""
     c = CRITERIA.index(cfg.criterion)
     ref = data["ref_scores"][:, :, c]
     mu, sd = (ref.mean(0), np.maximum(ref.std(0), 1e-9)) if cfg.znorm else (0.0, 1.0)
     z = {k: (v[:, :, c] - mu) / sd for k, v in data["scores"].items()}
     return {"human": (data["human_scores"][:, :, c] - mu) / sd, "sources": z,
             "router": {k: (v[:, :, c] - mu) / sd for k, v in data["router_scores"].items()},
-            "mu": mu, "sd": sd}
+            "ref": (ref - mu) / sd, "mu": mu, "sd": sd}
 
 
 def stats(data: dict) -> dict:
     """Every text's statistics under the pool for the router's features: both criteria under
     every surrogate, z-normalised on the human reference text, ``[n, K * C]``: ``human``, per
-    source ``sources``, per source ``router`` (the router's training texts)."""
+    source ``sources``, per source ``router`` (the router's training texts), ``ref``."""
     ref = data["ref_scores"]
     mu, sd = ref.mean(0), np.maximum(ref.std(0), 1e-9)
 
@@ -213,7 +216,8 @@ def stats(data: dict) -> dict:
 
     return {"human": f(data["human_scores"]),
             "sources": {k: f(v) for k, v in data["scores"].items()},
-            "router": {k: f(v) for k, v in data["router_scores"].items()}}
+            "router": {k: f(v) for k, v in data["router_scores"].items()},
+            "ref": f(ref)}
 
 
 def router_inputs(data: dict, z: dict) -> tuple:
@@ -239,7 +243,8 @@ def routed_auroc(zh, zm: dict, route_h, routes: dict, names) -> float:
 def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None,
              device="cpu") -> dict:
     """F1-F3 for one seed: the AUROC matrix, the mixed-set AUROCs and the routings (the
-    router trained on ``device``; AUROCs are numpy)."""
+    router trained on ``device``; AUROCs are numpy): ``stage1``, ``stage2`` (= ``router``)
+    and ``text`` (stage 1+2, text-only encoder), ``combination`` (:mod:`combine`)."""
     cfg.validate()
     dev = resolve_device(device)
     data = zoo_data(cfg.zoo, seed, dev) if data is None else data
@@ -260,13 +265,23 @@ def evaluate(cfg: DetectRouterConfig, seed: int = 0, data: dict | None = None,
     out = {"pool": pool, "sources": sources, "n_white": n_pool, "matrix": matrix,
            "fixed": fixed, "ensemble": ensemble, "oracle": oracle, "best": best}
     st = stats(data)
-    for stage, weight in (("stage1", 0.0), ("stage2", cfg.router.stage2_weight)):
+    # the baseline at the router's cost (issue 46): fixed combinations of the pool's z-scores,
+    # trained on the router's training texts against the human reference text
+    out["combination"] = combinations(
+        (z["ref"], st["ref"]), (np.concatenate([z["router"][s] for s in sources]),
+                                np.concatenate([st["router"][s] for s in sources])),
+        (zh, st["human"]), (all_m, np.concatenate([st["sources"][s] for s in sources])), seed)
+    w = cfg.router.stage2_weight
+    # "text": the same router (stage 1+2) whose encoder sees the text only, not the scores
+    for stage, rcfg in (("stage1", replace(cfg.router, stage2_weight=0.0)),
+                        ("stage2", replace(cfg.router, stage2_weight=w)),
+                        ("text", replace(cfg.router, stage2_weight=w, stats=False))):
         if cfg.routing == "random":
             def route(x, s=None):
                 return torch.randint(0, n_pool, (len(x),), generator=gen).numpy()
         else:
-            route = fit_router(*rin[:4], n_pool, replace(cfg.router, stage2_weight=weight),
-                               generator(seed + 1), dev, *rin[4:]).route
+            route = fit_router(*rin[:4], n_pool, rcfg, generator(seed + 1), dev,
+                               *rin[4:]).route
         rh = route(data["human"], st["human"])
         routes = {s: route(data["texts"][s], st["sources"][s]) for s in sources}
         out[stage] = {
@@ -286,7 +301,7 @@ def evaluation(cfg: DetectRouterConfig, seed: int = 0, device="cpu") -> dict:
     claims, the notebook's figures and the app share one router fit)."""
     dev = resolve_device(device)
     data = zoo_data(cfg.zoo, seed, dev)
-    return cached(PAPER, device_key("eval", dev), cfg, seed, CACHE_VERSION,
+    return cached(PAPER, device_key("eval", dev), cfg, seed, EVAL_CACHE_VERSION,
                   lambda: evaluate(cfg, seed, data, dev))
 
 
