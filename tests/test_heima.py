@@ -329,10 +329,12 @@ def test_mutation_detaching_the_thinking_state_fails_interpreter_reads_thinking(
 
 
 @pytest.mark.slow
-@pytest.mark.mutation("heima", "token_reduction", "accuracy_maintained", "beats_no_cot")
+@pytest.mark.mutation("heima", "token_reduction", "efficiency_at_accuracy", "accuracy_maintained",
+                      "beats_no_cot")
 def test_mutations_on_the_seed0_models(monkeypatch):
     """On the quick-scale models of seed 0 (cached by the claims tests): the Heima row
-    evaluated on the CoT model (nothing compressed) fails token_reduction (ratio exactly 1);
+    evaluated on the CoT model (nothing compressed) fails token_reduction and
+    efficiency_at_accuracy (ratios exactly 1);
     the Heima row evaluated on the pause model (what the no-interpreter-loss mutation trains)
     fails accuracy_maintained (pause from the CoT start answers 0.902 on seed 0, so it still
     beats no-CoT); the Heima model trained without the CoT start and the dense target (the
@@ -356,6 +358,7 @@ def test_mutations_on_the_seed0_models(monkeypatch):
     assert run({})["token_reduction"].holds
     out = run({"heima": "cot"}, ("accuracy", "tokens_to_answer"))
     assert not out["token_reduction"].holds and out["token_reduction"].measured == 1.0
+    assert out["efficiency_at_accuracy"].measured == 1.0
     out = run({"heima": "pause"})
     assert not out["accuracy_maintained"].holds, out["accuracy_maintained"].note
     first = real_trained(heima.FIRST_DESIGN, "heima", 0)["eval"]
@@ -366,7 +369,7 @@ def test_mutations_on_the_seed0_models(monkeypatch):
 
     monkeypatch.setattr(claims_mod, "trained", no_teacher)
     out = {c.name: c for c in heima.claims_for(cfg, 0, reported=False)}
-    for name in ("accuracy_maintained", "beats_no_cot"):
+    for name in ("accuracy_maintained", "beats_no_cot", "efficiency_at_accuracy"):
         assert not out[name].holds, (name, out[name].note)
 
 
