@@ -67,6 +67,12 @@ def spec_of(slug: str, name: str) -> str:
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:12]
 
 
+def _is_paper(slug: str) -> bool:
+    from icml26 import papers
+
+    return any(p.slug == slug and p.built for p in papers.PAPERS)
+
+
 def read(path: Path | None = None) -> dict[tuple[str, str, int, str, str], tuple[float, str]]:
     """``{(paper, claim, seed, scale, device): (measured, spec)}``."""
     path = values_path() if path is None else Path(path)
@@ -113,9 +119,15 @@ def moved(slug: str, seed: int, claims: Iterable, scale: str = "quick",
 
 def merge(rows: Iterable[dict], path: Path | None = None) -> int:
     """Write ``rows`` into the committed file, replacing rows of the same key; sorted by
-    paper, seed, claim. Returns the number of rows written."""
+    paper, seed, claim. Returns the number of rows written. For every paper ``rows`` name,
+    the committed values of claims the paper no longer has are dropped (a removed or renamed
+    claim: ``benchmarks/claim_changes.csv`` keeps its history)."""
     path = values_path() if path is None else Path(path)
-    table = {k: {"measured": v[0], "spec": v[1]} for k, v in read(path).items()}
+    rows = list(rows)
+    current = {slug: set(claim_specs(slug)) for slug in {r["paper"] for r in rows}
+               if _is_paper(slug)}
+    table = {k: {"measured": v[0], "spec": v[1]} for k, v in read(path).items()
+             if k[0] not in current or k[1] in current[k[0]]}
     for r in rows:
         key = (r["paper"], r["claim"], int(r["seed"]), r["scale"], r["device"])
         table[key] = {"measured": float(r["measured"]), "spec": r["spec"]}

@@ -56,3 +56,18 @@ def test_merge_replaces_rows_of_the_same_key(tmp_path):
     assert ledger.merge([row], path) == 1
     assert ledger.merge([{**row, "measured": 2.5}, {**row, "seed": 4}], path) == 2
     assert ledger.read(path)[("p", "c", 3, "quick", "cpu")] == (2.5, "s")
+
+
+def test_merge_drops_values_of_a_claim_the_paper_no_longer_has(tmp_path):
+    """A renamed or removed claim's values go when its paper is re-recorded (the change log
+    keeps its history); another paper's rows and unknown papers' rows stay."""
+    path = tmp_path / "values.csv"
+    name = next(iter(status.claim_specs("recruitment")))
+    row = dict(paper="recruitment", claim="a_renamed_claim", seed=0, scale="quick",
+               device="cpu", measured=1.0, spec="s")
+    ledger.merge([row, {**row, "paper": "promotion"}, {**row, "paper": "p"}], path)
+    assert ledger.merge([{**row, "claim": name}], path) == 3
+    kept = ledger.read(path)
+    assert ("recruitment", "a_renamed_claim", 0, "quick", "cpu") not in kept
+    assert ("recruitment", name, 0, "quick", "cpu") in kept
+    assert ("promotion", "a_renamed_claim", 0, "quick", "cpu") in kept

@@ -29,22 +29,29 @@ the scout read the encoder's attention-pooled feature, because with the code's L
 mean-pool of the bare map its points stall at their initial grid (``"mean"``: the mean of
 local features carries no position).
 
-What holds at quick scale (second design, seeds 0-6 and fresh 7-11 from an empty cache,
+Issue 46 (CLAIMS_VERSION 3, an audit; ``claims`` says what changed and why): ``flops_cut`` at the
+configuration run (1 of 16 tokens, 0.109; it was 16 vs 256); the headline at the abstract's
+share (``grids1_matches_full``: 1 of 16 tokens, 6.25% < 10%); success scored at a radius fixed
+by rule per run (the all-tokens model's median validation error, 3.2-8.3 px; it was 2 px, where
+every method's success sat at 0.03-0.08); learned top-K's scorer with the scout's capacity
+(``Saliency``: position-aware tokens, MLP ``C -> 256 -> 1``, same budget).
+
+What holds at quick scale (issue 46, seeds 0-15 and fresh 100-104 from an empty cache,
 ``benchmarks/grids_seeds.csv``): the sampler's forward and both gradients match
-``F.grid_sample`` (12/12); the analytic FLOPs cut.  NOT robustly: GridS@4's contact error is
-below learned top-K@4's on every seed, but by >= 1.5x only on seeds 0, 4, 8 (1.18-2.47): the
-binding ``pruning_loses_geometry`` holds on 2 of 7 and 1 of 5 fresh seeds, the paper stays
-blocked.  GridS's points still do not lock onto the contact point (nearest 7.9-16.2 px away),
-and top-K's straight-through saliency does not find the contact token (its nearest kept token
-13-25 px away).  ``grids4_matches_full`` (reported): -0.16..0.00, holds on seeds 1, 7, 8, 9,
-where every method's 2-px success is near zero (all tokens 0.03-0.08).
+``F.grid_sample`` (21/21); the analytic FLOPs cut.  NOT: ``pruning_loses_geometry`` (mean
+1.43, 95% CI 1.32-1.63 against 1.5; 4 of 16 seeds, 2 of 5 fresh): the stronger top-K closes
+part of the gap (second design: 1.50, 6 of 16), the paper stays blocked; its saliency still
+does not find the contact token.  ``grids1_matches_full`` (reported): mean -0.24 (CI
+-0.30..-0.18), 1 of 16 seeds: with one point GridS's success falls from ~0.5 (all tokens,
+by construction of the radius) to 0.13-0.48.
 
 Every random draw comes from a ``torch.Generator`` seeded from ``seed``.  Sampling goes
 through ``icml26.kernels.grid_sample`` (``impl="auto"``: Triton on CUDA tensors, its torch
 twin with the same hand-written backward on CPU).
 
 Modules: ``scenes`` (the synthetic scenes), ``models`` (encoder, head, selectors),
-``experiments`` (scales, cached training, figure data) and ``claims``.
+``experiments`` (scales, cached training, scoring), ``figures`` (the figures' data) and
+``claims``.
 """
 
 from icml26.grids.claims import (
@@ -67,19 +74,20 @@ from icml26.grids.experiments import (
     claim_rows,
     config_for,
     features,
-    figure_coords_data,
-    figure_error_data,
-    figure_flops_data,
     readout_row,
     run_policy,
     scenes,
+    success_radius,
     to_px,
     train_policy,
     with_policy,
+    with_success,
 )
+from icml26.grids.figures import figure_coords_data, figure_error_data, figure_flops_data
 from icml26.grids.models import (
     METHODS,
     Encoder,
+    Saliency,
     Scout,
     TokenHead,
     TokenPolicy,
@@ -90,10 +98,11 @@ from icml26.grids.scenes import SceneConfig, action_errors, action_targets, make
 
 __all__ = [
     "CACHE_VERSION", "CLAIMS_VERSION", "CLAIM_SPECS", "FIRST_DESIGN", "METHODS", "PAPER",
-    "SCALES", "SCOUT_INPUTS", "Encoder", "GridsConfig", "PolicyConfig", "SceneConfig", "Scout",
+    "SCALES", "SCOUT_INPUTS", "Encoder", "GridsConfig", "PolicyConfig", "Saliency",
+    "SceneConfig", "Scout",
     "TokenHead", "TokenPolicy", "action_errors", "action_targets", "claim_rows", "claims",
     "claims_for", "config_for", "diagnosis_record", "features", "figure_coords_data",
     "figure_error_data", "figure_flops_data", "fourier_coords", "head_flops", "make_scenes",
-    "readout_row", "run_policy", "sampler_gradient_error", "scenes", "seed_record", "to_px",
-    "train_policy", "with_policy",
+    "readout_row", "run_policy", "sampler_gradient_error", "scenes", "seed_record",
+    "success_radius", "to_px", "train_policy", "with_policy", "with_success",
 ]

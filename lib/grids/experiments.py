@@ -1,8 +1,10 @@
 """The experiments of ``grids``: scales, the cached encoder, token-policy training and the data
 behind the figures.
 
-F1 contact-point error vs K (log x) for every method; F2 analytic head FLOPs vs K; F3 GridS's
-predicted coordinates over test images.  The encoder is pretrained once per seed with all
+F1 contact-point error vs K (log x) for every method, and success at the run's success radius
+(issue 46: the all-tokens model's median validation error, fixed by rule before any method is
+scored); F2 analytic head FLOPs vs K, relative to all the map's tokens; F3 GridS's predicted
+coordinates over test images.  The encoder is pretrained once per seed with all
 tokens (a dense contact readout plus the attention-pooled global readout), frozen, and every
 policy's head is trained on its cached features.  Every random draw comes from a generator
 seeded from ``seed``.
@@ -27,12 +29,13 @@ from icml26.common import (
     resolve_device,
 )
 from icml26.common import config_for as preset
-from icml26.grids.models import METHODS, Encoder, TokenPolicy, head_flops
+from icml26.grids.models import METHODS, Encoder, TokenPolicy
 from icml26.grids.scenes import SceneConfig, action_errors, action_targets, make_scenes
 
 PAPER = "grids"
-CACHE_VERSION = 2  # 2: the second design (16-px tokens, position-aware scout); rows gain
-# ``nearest_px``
+CACHE_VERSION = 3  # 2: the second design (16-px tokens, position-aware scout); rows gain
+# ``nearest_px``; 3 (issue 46): top-K's scorer has the scout's capacity; rows keep the
+# per-scene errors (test and validation) so success is scored at the run's radius
 SCOUT_INPUTS = ("tokens", "map", "mean")
 
 
@@ -71,6 +74,8 @@ class GridsConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     n_train: int = 1536
     n_test: int = 512
+    n_val: int = 512  # validation scenes (issue 46), drawn from their own generator (seed +
+    # 20000): used only to fix the success radius from the all-tokens model
     patch: int = 16  # token side in px: 16 -> a [4, 4, 32] map, 16 tokens as coarse as
     # SigLIP's 14-px patches against the contact point (issue 35; first design: 4 -> 256)
     channels: int = 32  # token width
@@ -88,9 +93,21 @@ class GridsConfig:
     # keeps the readout in the second design, so the reference is measured as before)
     batch: int = 64
     lr: float = 3e-3
-    ks: tuple[int, ...] = (8, 4)  # F1's K grid below all 16 tokens (first design: 16, 4 of 256)
+    ks: tuple[int, ...] = (8, 4, 1)  # F1's K grid below all 16 tokens (first design: 16, 4 of
+    # 256); 1 = the headline's K (< 10%, issue 46)
     figure_methods: tuple[str, ...] = ("grids", "topk", "avgpool", "random")
-    success_px: float = 2.0  # success = contact-point error < 2 px (spec)
+    success_quantile: float = 0.5  # issue 46: success = contact error < r, r = this quantile
+    # (0.5: the median) of the all-tokens model's errors on the validation scenes, per run; a
+    # rule fixed before any method was scored (the spec's fixed 2 px sat far below a 16-px
+    # token: every method's success 0.03-0.08, near the floor)
+    token_share: float = 0.10  # the headline's K: the largest K with K / tokens < 10% (the
+    # abstract's "fewer than 10% original visual tokens"): 1 of 16
+
+    @property
+    def few_k(self) -> int:
+        """The headline's K: the largest K with ``K / side^2 < token_share`` (at least 1)."""
+        n = self.side ** 2
+        return max(1, math.ceil(n * self.token_share) - 1)
 
     @property
     def side(self) -> int:
@@ -105,6 +122,9 @@ class GridsConfig:
                              f"{self.scene.size}, got {self.patch}")
         check_int("n_train", self.n_train, 16)
         check_int("n_test", self.n_test, 16)
+        check_int("n_val", self.n_val, 16)
+        if not 0 < self.success_quantile < 1:
+            raise ValueError(f"success_quantile must be in (0, 1), got {self.success_quantile}")
         check_int("head_steps", self.head_steps, 1)
         check_choice("all_tokens", self.all_tokens, ("readout", "head"))
         for k in self.ks:
@@ -116,7 +136,7 @@ class GridsConfig:
 SCALES = {
     "quick": GridsConfig(),
     "paper": GridsConfig(n_train=8192, n_test=2048, pretrain_steps=2000, head_steps=3000,
-                         all_tokens="head", ks=(8, 4, 2)),
+                         all_tokens="head", ks=(8, 4, 2, 1)),
 }
 #: the first design (CLAIMS_VERSION 1): 4-px tokens (256 of them), the scout reading the
 #: encoder's attention-pooled feature; kept for the diagnosis (benchmarks/grids_diagnosis.py)
@@ -133,8 +153,9 @@ def scenes(cfg: GridsConfig, seed: int) -> dict:
     """Train and test scenes of ``seed`` (a pure function of the config and the seed)."""
     g = generator(seed)
     img, act = make_scenes(cfg.scene, cfg.n_train + cfg.n_test, g)
+    val_img, val_act = make_scenes(cfg.scene, cfg.n_val, generator(seed + 20_000))
     return {"img": img, "act": act, "tgt": action_targets(act, cfg.scene.size),
-            "n_train": cfg.n_train}
+            "n_train": cfg.n_train, "val_img": val_img, "val_act": val_act}
 
 
 def loss_fn(pred: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
@@ -214,7 +235,10 @@ def _features(cfg: GridsConfig, seed: int, cache_root: str, device: str = "cpu")
     with torch.no_grad():
         fmap = torch.cat([enc(data["img"][j: j + 512]) for j in range(0, len(data["img"]), 512)])
         pooled = enc.pooled(fmap)
-    return {**data, "fmap": fmap, "pooled": pooled, "readout": state["readout"]}
+        val_fmap = torch.cat([enc(data["val_img"][j: j + 512])
+                              for j in range(0, len(data["val_img"]), 512)])
+    return {**data, "fmap": fmap, "pooled": pooled, "readout": state["readout"],
+            "val_fmap": val_fmap, "val_pooled": enc.pooled(val_fmap).detach()}
 
 
 # --------------------------------------------------------------------------- policies
@@ -251,22 +275,42 @@ def train_policy(cfg: GridsConfig, method: str, k: int, seed: int, feats: dict,
     return pol
 
 
-def _scores(cfg: GridsConfig, pred: torch.Tensor, feats: dict) -> dict:
+def _scores(cfg: GridsConfig, pred: torch.Tensor, feats: dict, val_pred: torch.Tensor
+            ) -> dict:
+    """Test errors (mean, median, angle) and the per-scene contact errors of the test
+    (``pos_px``) and validation (``val_pos_px``) scenes, on the CPU; success is scored later,
+    at the run's radius (:func:`success_radius`, :func:`with_success`)."""
     pos, ang = action_errors(pred, feats["act"][feats["n_train"]:], cfg.scene.size)
+    val_pos, _ = action_errors(val_pred, feats["val_act"].to(val_pred.device), cfg.scene.size)
     return {"error_px": float(pos.mean()), "median_px": float(pos.median()),
-            "angle_deg": float(ang.mean()), "success": float((pos < cfg.success_px).float().mean()),
-            "n_test": len(pos)}
+            "angle_deg": float(ang.mean()), "n_test": len(pos),
+            "pos_px": pos.detach().cpu(), "val_pos_px": val_pos.detach().cpu()}
+
+
+def success_radius(cfg: GridsConfig, full: dict) -> float:
+    """The run's success radius (px), by the rule fixed in issue 46 before any method was
+    scored: the ``success_quantile`` (0.5, the median) of the all-tokens model's contact
+    errors on the validation scenes (never trained on, never the test scenes)."""
+    return float(torch.quantile(full["val_pos_px"].double(), cfg.success_quantile))
+
+
+def with_success(row: dict, radius: float) -> dict:
+    """``row`` with ``success`` (share of test scenes with contact error < ``radius``) and
+    ``radius_px``."""
+    return {**row, "success": float((row["pos_px"] < radius).float().mean()),
+            "radius_px": radius}
 
 
 def readout_row(cfg: GridsConfig, feats: dict) -> dict:
     """The all-tokens reference at quick scale: the encoder's pretraining readout (attention
-    pooling over all tokens, then an MLP) on the test scenes."""
+    pooling over all tokens, then an MLP) on the test (and validation) scenes."""
     readout = make_readout(cfg)
     readout.load_state_dict(feats["readout"])
     readout.to(feats["pooled"].device)
     with torch.no_grad():
         pred = readout(feats["pooled"][feats["n_train"]:])
-    return {"method": "full", "k": cfg.side ** 2, **_scores(cfg, pred, feats)}
+        val_pred = readout(feats["val_pooled"])
+    return {"method": "full", "k": cfg.side ** 2, **_scores(cfg, pred, feats, val_pred)}
 
 
 def to_px(cfg: GridsConfig, coords: torch.Tensor) -> torch.Tensor:
@@ -282,12 +326,14 @@ def evaluate(cfg: GridsConfig, pol: TokenPolicy, feats: dict, seed: int, n_show:
     n0 = feats["n_train"]
     g = generator(seed + 99)
     pooled = feats["pooled"][n0:] if cfg.policy.scout_input == "map" else None
+    val_pooled = feats["val_pooled"] if cfg.policy.scout_input == "map" else None
     with torch.no_grad():
         pred = pol(feats["fmap"][n0:], g, pooled)
+        val_pred = pol(feats["val_fmap"], generator(seed + 97), val_pooled)
         _, coords = pol.select(feats["fmap"][n0:], generator(seed + 98), pooled)
     px = to_px(cfg, coords)
     near = (px - feats["act"][n0:, None, :2]).norm(dim=-1).min(1).values
-    return {"method": pol.method, "k": pol.k, **_scores(cfg, pred, feats),
+    return {"method": pol.method, "k": pol.k, **_scores(cfg, pred, feats, val_pred),
             "nearest_px": float(near.mean()), "nearest_max_px": float(near.max()),
             "coords_px": px[:n_show].cpu()}
 
@@ -295,11 +341,13 @@ def evaluate(cfg: GridsConfig, pol: TokenPolicy, feats: dict, seed: int, n_show:
 def _policy_key(cfg: GridsConfig, method: str, k: int) -> dict:
     key = {"enc": _encoder_key(cfg), "d": cfg.d_model, "lr": cfg.lr, "batch": cfg.batch,
            "steps": cfg.full_steps if method == "full" else cfg.head_steps,
-           "method": method, "k": k, "success_px": cfg.success_px}
+           "method": method, "k": k, "n_val": cfg.n_val}
     if method == "grids":
         key["policy"] = asdict(cfg.policy)
     else:
         key["coord_embed"] = cfg.policy.coord_embed
+    if method == "topk":  # issue 46: the scorer has the scout's capacity (and position input)
+        key["saliency"] = {"hidden": 256, "position_aware": cfg.policy.scout_input == "tokens"}
     return key
 
 
@@ -326,46 +374,18 @@ def all_tokens_row(cfg: GridsConfig, seed: int, feats: dict) -> dict:
 
 
 def claim_rows(cfg: GridsConfig, seed: int, device="cpu") -> dict:
-    """The rows the claims read: all tokens, GridS@4, top-K@4 (computed on ``device``)."""
+    """The rows the claims read (computed on ``device``), each with ``success`` at the run's
+    radius (:func:`success_radius`, fixed from the all-tokens row before any other is
+    scored): all tokens, GridS@4, top-K@4 and GridS at the headline's K (``few``,
+    ``cfg.few_k``: 1 of 16 tokens, < 10%)."""
     feats = features(cfg, seed, device)
-    return {"full": all_tokens_row(cfg, seed, feats),
+    full = all_tokens_row(cfg, seed, feats)
+    radius = success_radius(cfg, full)
+    rows = {"full": full,
             "grids": run_policy(cfg, "grids", 4, seed, feats),
-            "topk": run_policy(cfg, "topk", 4, seed, feats)}
-
-
-def figure_error_data(cfg: GridsConfig, seed: int, methods=None, ks=None,
-                      progress=None) -> list[dict]:
-    """F1: one row per (method, K) plus the all-tokens row (K = all tokens)."""
-    methods = cfg.figure_methods if methods is None else methods
-    ks = cfg.ks if ks is None else ks
-    feats = features(cfg, seed)
-    jobs = [(m, k) for m in methods for k in ks
-            if not (m == "avgpool" and math.isqrt(k) ** 2 != k) and k < cfg.side ** 2]
-    rows = [{key: v for key, v in all_tokens_row(cfg, seed, feats).items() if key != "coords_px"}]
-    for j, (m, k) in enumerate(jobs):
-        rows.append({key: v for key, v in run_policy(cfg, m, k, seed, feats).items()
-                     if key != "coords_px"})
-        if progress is not None:
-            progress(j + 1, len(jobs))
-    return rows
-
-
-def figure_flops_data(cfg: GridsConfig, ks=None) -> list[dict]:
-    """F2: analytic head FLOPs ``L (24 N d^2 + 4 N^2 d)`` vs K, and their ratio to K = 256
-    (the paper's 256 SigLIP tokens, whatever the toy's map)."""
-    ks = sorted(set((1, 2, 4, 8, 16, 32, 64, 128, 256) if ks is None else ks))
-    full = head_flops(256, cfg.d_model)
-    return [{"k": k, "flops": head_flops(k, cfg.d_model),
-             "ratio": head_flops(k, cfg.d_model) / full} for k in ks]
-
-
-def figure_coords_data(cfg: GridsConfig, seed: int, k: int = 4, n_show: int = 8) -> dict:
-    """F3: test images, their contact points and GridS's K sampling points (pixels)."""
-    row = run_policy(cfg, "grids", k, seed)
-    data = features(cfg, seed)
-    n0 = data["n_train"]
-    return {"images": data["img"][n0: n0 + n_show], "contact": data["act"][n0: n0 + n_show],
-            "coords": row["coords_px"][:n_show], "k": k}
+            "topk": run_policy(cfg, "topk", 4, seed, feats),
+            "few": run_policy(cfg, "grids", cfg.few_k, seed, feats)}
+    return {name: with_success(row, radius) for name, row in rows.items()}
 
 
 def with_policy(cfg: GridsConfig, **changes) -> GridsConfig:

@@ -15,8 +15,11 @@ Selectors (``METHODS``):
   the average over ``probes`` copies with Gaussian noise ``noise_scale`` on the pooled
   feature, training only) -> scout MLP ``C -> 256 -> 2K`` -> ``sigmoid(z / temperature)`` ->
   optional margin -> bilinear sampling (:func:`icml26.kernels.grid_sample.grid_sample`);
-* ``topk`` -- learned saliency (a linear score of each LayerNormed token), hard top-K with a
-  straight-through softmax gate (DynamicViT-style);
+* ``topk`` -- learned saliency, hard top-K with a straight-through softmax gate
+  (DynamicViT-style); the scorer (:class:`Saliency`) has the scout's capacity (issue 46): each
+  LayerNormed token [position-aware: with the Fourier encoding of its centre, the same
+  token-wise ``Linear + ReLU``] -> MLP ``C -> 256 -> 1`` (the scout's hidden width), trained
+  with the same budget; before issue 46 a linear score of each LayerNormed token;
 * ``avgpool`` -- adaptive average pooling of the map to ``sqrt(K) x sqrt(K)`` cells;
 * ``random`` -- K tokens drawn uniformly without replacement, anew at every call.
 Every selector hands its tokens' coordinates to the head, whose coordinate embedding
@@ -186,6 +189,32 @@ class Scout(nn.Module):
         return self.margin + (1 - 2 * self.margin) * xy
 
 
+class Saliency(nn.Module):
+    """Learned top-K's token scorer with the scout's capacity: ``[B, H, W, C] -> [B, H W]``.
+
+    Each token is LayerNormed, [``position_aware``: concatenated with :func:`fourier_coords`
+    of its centre and passed through a token-wise ``Linear(C + 12, C) + ReLU``, as the
+    scout's tokens are], then scored by an MLP ``C -> hidden -> 1`` (``hidden = 256``, the
+    scout's).  The scout's MLP reads the pooled tokens, this one each token: the same layers,
+    sizes and training budget, so only the choice (discrete tokens vs continuous points)
+    differs.
+    """
+
+    def __init__(self, channels: int, hidden: int = 256, position_aware: bool = False):
+        super().__init__()
+        self.norm = nn.LayerNorm(channels)
+        self.mlp = nn.Sequential(nn.Linear(channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.token = nn.Linear(channels + 12, channels) if position_aware else None
+
+    def forward(self, fmap: torch.Tensor) -> torch.Tensor:
+        b, h, w, c = fmap.shape
+        x = self.norm(fmap)
+        if self.token is not None:
+            pe = fourier_coords(grid_coords(h, w, fmap.device)).reshape(1, h, w, -1)
+            x = F.relu(self.token(torch.cat([x, pe.expand(b, -1, -1, -1).to(fmap)], -1)))
+        return self.mlp(x).reshape(b, h * w)
+
+
 class TokenPolicy(nn.Module):
     """A selector of K tokens from a frozen feature map plus the :class:`TokenHead`."""
 
@@ -210,7 +239,7 @@ class TokenPolicy(nn.Module):
             self.scout = Scout(channels, k, temperature=temperature, margin=margin,
                                init_grid=init_grid, position_aware=position_aware)
         if method == "topk":
-            self.saliency = nn.Sequential(nn.LayerNorm(channels), nn.Linear(channels, 1))
+            self.saliency = Saliency(channels, position_aware=position_aware)
 
     def select(self, fmap: torch.Tensor, gen: torch.Generator | None = None,
                pooled: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -237,7 +266,7 @@ class TokenPolicy(nn.Module):
         if self.method == "random":
             idx = torch.rand(b, h * w, generator=gen).argsort(1)[:, : self.k].to(fmap.device)
         else:  # topk: hard top-K, straight-through softmax gate
-            score = self.saliency(flat)[..., 0]  # [B, N]
+            score = self.saliency(fmap)  # [B, N]
             idx = score.topk(self.k, dim=1).indices
             soft = torch.softmax(score, 1)
             hard = torch.zeros_like(soft).scatter_(1, idx, 1.0)

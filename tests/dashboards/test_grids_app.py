@@ -18,7 +18,7 @@ def test_live_charts_name_their_axes_and_follow_k():
     e = app.Explorer()
     for chart in (e.flops_live(), e.layout_live()):
         assert chart.x_label.lower() not in ("x", "y") and chart.y_label.lower() not in ("x", "y")
-    assert "0.9%" in e.flops_live().title  # K = 4: N = 5 of 257
+    assert "27.7%" in e.flops_live().title  # K = 4: N = 5 of the 17 the run has (16 tokens + 1)
     e.k = 16
     start = [s for s in e.layout_live().series if s.label == "GridS start"][0]
     assert len(start.x) == 16 and start.x.min() > 0 and start.x.max() < 63
