@@ -68,9 +68,12 @@ def spec_of(slug: str, name: str) -> str:
 
 
 def _is_paper(slug: str) -> bool:
-    from icml26 import papers
-
-    return any(p.slug == slug and p.built for p in papers.PAPERS)
+    """Whether ``slug`` is a built paper (it has claim rows)."""
+    try:
+        claim_specs(slug)
+    except (ImportError, LookupError):
+        return False
+    return True
 
 
 def read(path: Path | None = None) -> dict[tuple[str, str, int, str, str], tuple[float, str]]:
