@@ -104,6 +104,30 @@ def checkpoint_chart(students: dict, hops: int = 3) -> Chart:
                  f"{hops}-hop accuracy", series)
 
 
+def activation_random_chart(record) -> Chart:
+    """Activation-aware (RED) against random channel selection per seed
+    (``benchmarks/red_random_selection.csv``, a DataFrame): eRank RED / random in the worst
+    layer (left of each seed), perplexity random / RED (right) and their minimum, the claim
+    ``activation_beats_random`` (on the seed; above 1 when RED is better; the bar 1 as a line
+    so that the axis range includes it). Seeds at evenly spaced positions, labelled by seed;
+    the fresh seeds (>= 100) right of the dotted line."""
+    x = np.arange(len(record), dtype=float)
+    bar = [float(x.min()) - 0.5, float(x.max()) + 0.5] if len(x) else [0.0, 1.0]
+    series = [Series("grey", bar, [1.0, 1.0], dash="dashed", width=1)]
+    fresh = np.flatnonzero(record["seed"].to_numpy() >= 100)
+    if 0 < len(fresh) < len(x):
+        series.append(Series("grey", kind="vline", at=fresh[0] - 0.5, dash="dotted", width=1))
+    for column, color, shift, label in (
+            ("erank_red_random", COLORS["red"], -0.2, "eRank RED / random (worst layer)"),
+            ("ppl_random_red", COLORS["random_select"], 0.2, "perplexity random / RED"),
+            ("activation_beats_random", "black", 0.0, "claim: the lower of the two")):
+        series.append(Series(color, x + shift, record[column].to_numpy(float), label,
+                             kind="scatter"))
+    return Chart("Activation-aware vs random channel selection per seed (dashed: 1; right of "
+                 "dotted: fresh seeds)", "seed", "ratio (> 1: RED better)", series,
+                 x_names=dict(zip(x.tolist(), [str(s) for s in record["seed"]])))
+
+
 RECIPE_COLORS = {"current": "#7f7f7f", "bos": "#1f77b4", "bos_lr": "#d62728",
                  "bos_long": "#2ca02c"}
 
