@@ -1,4 +1,4 @@
-"""Every claim of one paper on seeds 0-6 at quick scale -> ``benchmarks/<slug>_seeds.csv``.
+"""Every claim of one paper on seeds 0-6 at quick scale -> ``benchmarks/<slug>/<slug>_seeds.csv``.
 
 The per-seed record of a paper's claims: the evidence behind its status (read by
 the status before issue 44's ledger) and its notebook's seed table. Wall seconds per seed are
@@ -29,7 +29,7 @@ def main(slug: str, seeds=range(7)) -> int:
                   "seconds": round(seconds, 1)} for c in claims]
         print(f"seed {seed}: " + ", ".join(f"{c.name} {c.measured:.3f}" for c in claims),
               flush=True)
-    append_csv(Path(__file__).resolve().parent / f"{slug}_seeds.csv", rows)
+    append_csv(Path(__file__).resolve().parent / slug / f"{slug}_seeds.csv", rows)
     return 0
 
 

@@ -98,7 +98,7 @@ def margins_plot(per_seed, title: str = "Margins per seed: over the combination 
     the margin of the router and of the text-only router over the combination chosen on
     validation, and of each over the best fixed surrogate; ``per_seed`` is a DataFrame with
     columns ``seed``, ``comparison`` and ``margin`` (the long form of
-    ``benchmarks/detectrouter_combination.csv``)."""
+    ``benchmarks/detectrouter/detectrouter_combination.csv``)."""
     pts = hv.Scatter(per_seed, "comparison", ["margin", "seed"]).opts(
         jitter=0.3, size=7, color="comparison", cmap="Category10", tools=["hover"])
     means = per_seed.groupby("comparison", sort=False)["margin"].mean().reset_index()

@@ -13,7 +13,7 @@ figure the live views do not have, so a Run at the defaults shows something new.
 
 Unless the registry says ``reproduced``, the page says at the top what the status is and on
 which seeds which binding claims fail (:func:`status_note`, computed from
-``benchmarks/function_vectors_seeds.csv``).
+``benchmarks/function_vectors/function_vectors_seeds.csv``).
 
 Serve alone with ``panel serve dashboards/function_vectors.py`` or with every paper via
 ``icml26 serve``.
@@ -41,7 +41,8 @@ MODE_LABELS = {"zero-shot": "zero-shot", "neither": "neither", "qk": "QK only", 
 KIND_SHORT = {"absent": "absent", "informative": "inform.", "Z demo": "Z"}
 VIEW_HEIGHT = 300  # px: HoloViews views get a fixed height and the row's width
 
-SEEDS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "function_vectors_seeds.csv"
+SEEDS_CSV = (Path(__file__).resolve().parents[1] / "benchmarks" / "function_vectors"
+             / "function_vectors_seeds.csv")
 
 
 def status_note(path=SEEDS_CSV) -> str:
@@ -62,9 +63,9 @@ def status_note(path=SEEDS_CSV) -> str:
              for c, v in sorted(failing.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
     return (f"**Status: {status}.** Every binding claim holds on {len(good)} of the "
             f"{len(seeds)} recorded seeds ({', '.join(map(str, good)) or 'none'}; `benchmarks/"
-            "function_vectors_seeds.csv`: 0-6 shipped, the others trained in place). Where "
-            "the failing ones fail:\n\n" + "\n".join(lines) + "\n\nPick `model_seed` and "
-            "press Run to see a seed's model.")
+            "function_vectors/function_vectors_seeds.csv`: 0-6 shipped, the others trained in "
+            "place). Where the failing ones fail:\n\n" + "\n".join(lines) + "\n\nPick "
+            "`model_seed` and press Run to see a seed's model.")
 
 
 @functools.lru_cache(maxsize=8)

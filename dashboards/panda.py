@@ -49,7 +49,7 @@ STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive gri
 CLAIMS_ITERATIONS = lib.config_for("quick").panda.iterations
 #: the short run offered instead (PANDA far from converged: Phi/Phi* ~13 on seed 0)
 SHORT_ITERATIONS = 100
-TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "panda_timings.csv"
+TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "panda" / "panda_timings.csv"
 LIVE_CAPTION = (
     "*Live:* the penalty rho_k = rho_0 + growth k on the Nikaido-Isoda gap and PANDA's Adam "
     "step sizes (policy logits and incentive x), decayed linearly to 1% over the final "
@@ -290,7 +290,7 @@ class PandaExplorer(ExplorerBase):
         eta = run_seconds(cfg.panda.iterations)
         text = (f"**This Run** ({claims}) is not in the cache: it computes"
                 + ("" if eta is None else f", about {duration(eta)} on 2 cores")
-                + " (benchmarks/panda_timings.csv; longer on busy cores), then caches it.")
+                + " (benchmarks/panda/panda_timings.csv; longer on busy cores), then caches it.")
         if cfg.panda.iterations > SHORT_ITERATIONS:
             short = run_seconds(SHORT_ITERATIONS)
             text += (f" A short run: *Iterations* {SHORT_ITERATIONS}"
@@ -451,7 +451,7 @@ def summary_markdown(exp: dict) -> str:
 def run_seconds(iterations: int, path: Path = TIMINGS_CSV) -> float | None:
     """Wall seconds of a Run from an empty cache at ``iterations`` PANDA steps (default grid
     and methods): the least-squares line through the recorded runs of
-    ``benchmarks/panda_timings.csv`` (None without two distinct step counts)."""
+    ``benchmarks/panda/panda_timings.csv`` (None without two distinct step counts)."""
     if not path.exists():
         return None
     with path.open(newline="") as f:

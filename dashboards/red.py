@@ -106,7 +106,7 @@ def checkpoint_chart(students: dict, hops: int = 3) -> Chart:
 
 def activation_random_chart(record) -> Chart:
     """Activation-aware (RED) against random channel selection per seed
-    (``benchmarks/red_random_selection.csv``, a DataFrame): eRank RED / random in the worst
+    (``benchmarks/red/red_random_selection.csv``, a DataFrame): eRank RED / random in the worst
     layer (left of each seed), perplexity random / RED (right) and their minimum, the claim
     ``activation_beats_random`` (on the seed; above 1 when RED is better; the bar 1 as a line
     so that the axis range includes it). Seeds at evenly spaced positions, labelled by seed;
@@ -134,7 +134,7 @@ RECIPE_COLORS = {"current": "#7f7f7f", "bos": "#1f77b4", "bos_lr": "#d62728",
 
 def outlier_training_chart(record, recipe: str | None = None,
                            column: str = "outlier_ratio") -> Chart:
-    """The outlier check over the teacher's training (``benchmarks/red_outliers.csv``, a
+    """The outlier check over the teacher's training (``benchmarks/red/red_outliers.csv``, a
     DataFrame): ``column`` against the training step, the max over layers for every recipe,
     or one line per layer for ``recipe`` (dashed: the bar 4 of ``teacher_outliers``)."""
     series = []

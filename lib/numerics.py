@@ -29,8 +29,9 @@ depend on the machine that computed it.
 - one thread (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
   ``torch.set_num_threads(1)``): a reduction split over threads sums in another order.
 
-What it costs in claims time per paper is measured by ``benchmarks/numerics/pin_cost.py``
-(``benchmarks/numerics/pin_cost.csv``). ``ICML26_NUMERICS=native`` leaves the machine's own
+``benchmarks/numerics_pins.py`` checks that seed 0 of every paper is bit-identical pinned in a
+hostile environment and in a sweep worker (``benchmarks/numerics_pins.csv``, native values
+beside). ``ICML26_NUMERICS=native`` leaves the machine's own
 paths (faster on AVX512, not comparable with the committed values); a GPU's numbers are not
 covered (float reductions on a GPU differ from the CPU's; see ``device_key``) and neither are
 other architectures (an ARM CPU has no AVX2 path to pin to).

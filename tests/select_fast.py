@@ -8,7 +8,8 @@ changes:
 
 - a paper is changed when one of its files is: ``lib/<slug>/``, ``lib/<slug>.py``,
   ``lib/data/<slug>_*``, ``dashboards/<slug>.py``, ``notebooks/<slug>.ipynb``,
-  ``tests/test_<slug>.py``, ``tests/dashboards/test_<slug>_app.py``, ``benchmarks/<slug>_*``;
+  ``tests/test_<slug>.py``, ``tests/dashboards/test_<slug>_app.py``, ``benchmarks/<slug>/``
+  (and a ``benchmarks/<slug>_*`` left at the top);
   all its slow tests run (``tests/test_<slug>.py``, ``tests/test_all_claims.py[<slug>-*]``);
 - a shared file (top-level ``lib/*.py``, another ``lib/`` folder or data file, ``kernels/``,
   ``dashboards/app/``, ``dashboards/__init__.py``, ``tests/conftest.py``, ``pyproject.toml``)
@@ -79,8 +80,10 @@ def paper_of(path: str, slugs) -> str | None:
         return name[:-3] if name[:-3] in slugs else None
     if top == "notebooks" and len(parts) == 2 and name.endswith(".ipynb"):
         return name[:-6] if name[:-6] in slugs else None
-    if top == "benchmarks" and len(parts) == 2:
-        return _prefixed(name, slugs)
+    if top == "benchmarks":
+        if len(parts) == 2:
+            return _prefixed(name, slugs)
+        return parts[1] if parts[1] in slugs else None
     if top == "tests" and name.startswith("test_") and name.endswith(".py"):
         stem = name[5:-3]
         if len(parts) == 2:

@@ -391,8 +391,8 @@ def test_criteria_uses_the_triton_kernel_end_to_end():
 
 # --------------------------------------------------------------------------- quick scale
 # Seeds of the CI pair whose binding claims fail (the registry's "blocked"; evidence for seeds
-# 0-6 in benchmarks/detectrouter_seeds.csv). Strict: a seed that starts to pass fails this
-# test, so the status is revisited, never silently kept.
+# 0-6 in benchmarks/detectrouter/detectrouter_seeds.csv). Strict: a seed that starts to pass fails
+# this test, so the status is revisited, never silently kept.
 # First design: {1: router_near_oracle 0.881}; second design (issue 35): every expected claim
 # holds on seeds 0 and 1 (router / oracle 0.957, 0.945).
 BLOCKED_ON: dict[int, str] = {}

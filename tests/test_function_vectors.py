@@ -407,9 +407,9 @@ def test_shipped_weights_match_the_quick_config():
 
 
 # Seeds of the CI pair whose binding claims fail on the shipped model (the registry's
-# "blocked", with the evidence in benchmarks/function_vectors_seeds.csv: every binding claim
-# holds on 7 of seeds 0-16; seeds 1, 5, 12 and 16 fail the same way). Strict: a seed that
-# starts to pass fails this test, so the status is revisited, never silently kept.
+# "blocked", with the evidence in benchmarks/function_vectors/function_vectors_seeds.csv: every
+# binding claim holds on 7 of seeds 0-16; seeds 1, 5, 12 and 16 fail the same way). Strict: a seed
+# that starts to pass fails this test, so the status is revisited, never silently kept.
 BLOCKED_ON = {1: "the FV heads' joint AIE is 0.12 < 0.3 (no function vector in the top-3 "
                  "heads; all four middle-layer heads together: 0.16), so the transfer and the "
                  "gated headline claims fail"}

@@ -318,7 +318,7 @@ def test_a_failed_computation_gives_nan_claims(monkeypatch):
     assert out["sampler_gradients_exact"].holds
 
 
-# CI seeds (0, 1) on which an expected claim fails (evidence: benchmarks/grids_diagnosis.csv
+# CI seeds (0, 1) on which an expected claim fails (evidence: benchmarks/grids/grids_diagnosis.csv
 # and grids_seeds.csv); a CI seed listed here is a strict xfail, so a change of status is always
 # revisited.  Issue 46 (top-K's scorer with the scout's capacity), seed 1: top-K@4's saliency
 # still does not find the contact token (its nearest kept token 16.8 px away) but the 16-px

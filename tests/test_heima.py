@@ -272,7 +272,7 @@ def expected_claims_hold(seed):
 
 
 # The binding claims the paper is blocked on (the registry's "blocked"; evidence in the
-# notebook and benchmarks/heima_seeds.csv for seeds 0-6). Strict: if they start to hold, the
+# notebook and benchmarks/heima/heima_seeds.csv for seeds 0-6). Strict: if they start to hold, the
 # xfail fails and the status is revisited.
 BLOCKED_ON = {0: "second design: the states hold each stage's result but not its input "
                  "(interpreter_reads_thinking 0.564) and pause tokens from the same CoT start "
@@ -293,7 +293,7 @@ def test_expected_claims_hold(seed):
 def test_only_the_listed_claims_fail(seed):
     """Every expected claim outside ``NOT_REPRODUCED`` holds (the information-gap control, the
     token reduction and, on seeds 0 and 1, accuracy_maintained); the blocked ones fail where
-    benchmarks/heima_seeds.csv says (beats_no_cot holds on seed 0: 0.884)."""
+    benchmarks/heima/heima_seeds.csv says (beats_no_cot holds on seed 0: 0.884)."""
     out = heima.claims(seed)
     failing = {c.name for c in out if c.expected and not c.holds}
     assert failing and failing <= set(heima.NOT_REPRODUCED), failing

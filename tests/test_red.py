@@ -174,7 +174,8 @@ def test_bos_teacher_students_and_outlier_record_run(tmp_path, monkeypatch):
     layers = red.outlier_layers(red.trained_teacher(TINY_BOS), TINY_BOS, keep_hidden=True)
     assert layers[0]["hidden"].shape[1] == TINY.text_len + 1  # BOS + the window
     spec = importlib.util.spec_from_file_location(
-        "red_outliers", Path(__file__).resolve().parents[1] / "benchmarks" / "red_outliers.py")
+        "red_outliers",
+        Path(__file__).resolve().parents[1] / "benchmarks" / "red" / "red_outliers.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     rows = script.measure(red.trained_teacher(TINY_BOS), TINY_BOS, "tiny", 3)
@@ -387,7 +388,7 @@ def test_activation_aware_selection_keeps_the_most_energy(seed):
 
 
 def test_outlier_record_says_what_the_notebook_says():
-    """Issue 34's diagnosis as recorded (benchmarks/red_outliers.csv): at the end of training
+    """Issue 34's diagnosis as recorded (benchmarks/red/red_outliers.csv): at the end of training
     only the high-lr BOS teacher has an outlier channel (>= 4); a BOS alone or longer
     training does not, though the BOS becomes an attention sink."""
     d = red.outlier_record()

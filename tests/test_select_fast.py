@@ -27,9 +27,11 @@ SLUGS = {"recruitment", "red", "panda", "function_vectors", "grids", "gsrq"}
     ("notebooks/grids.ipynb", "grids"),
     ("tests/test_gsrq.py", "gsrq"),
     ("tests/dashboards/test_red_app.py", "red"),
-    ("benchmarks/red_outliers.csv", "red"),
-    ("benchmarks/recruitment_dp.py", "recruitment"),
-    ("benchmarks/function_vectors_seeds.csv", "function_vectors"),
+    ("benchmarks/red/red_outliers.csv", "red"),
+    ("benchmarks/recruitment/recruitment_dp.py", "recruitment"),
+    ("benchmarks/function_vectors/function_vectors_seeds.csv", "function_vectors"),
+    ("benchmarks/gsrq/notes/anything.txt", "gsrq"),
+    ("benchmarks/red_left_at_the_top.csv", "red"),
 ])
 def test_a_papers_own_file_names_the_paper(path, slug):
     assert paper_of(path, SLUGS) == slug
@@ -47,6 +49,8 @@ def test_a_shared_file_changes_every_paper(path):
 
 @pytest.mark.parametrize("path", ["README.md", "tests/test_status.py", "tests/ui/test_report.py",
                                   "tests/kernels/test_pgf.py", "benchmarks/claim_values.csv",
+                                  "benchmarks/seed_record.py", "benchmarks/gpu/README.md",
+                                  "benchmarks/ui/contact_sheet.py", "benchmarks/redder/x.csv",
                                   "tests/dashboards/test_explorers.py", ".ci/run",
                                   "notebooks/README.md", "dashboards/unknown.py",
                                   "tests/test_redder.py"])

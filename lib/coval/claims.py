@@ -6,9 +6,9 @@ Binding: ``counterfactual_exact`` and ``visibility_informative``.  Reported: ``c
 CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was run):
 
 * What failed: ``visibility_informative`` held on 2 of 7 seeds (+0.012..+0.036 against 0.03,
-  ``benchmarks/coval_seeds_first_design.csv``).  Its channels (hit / free / unknown carving)
+  ``benchmarks/coval/coval_seeds_first_design.csv``).  Its channels (hit / free / unknown carving)
   were computed from the same single scan: a function of its ranges, so they presented the
-  range differently but added no information (``benchmarks/coval_diagnosis.csv``: a per-beam
+  range differently but added no information (``benchmarks/coval/coval_diagnosis.csv``: a per-beam
   probe reads no more of the label from them than from the range alone).
 * What changed: the sensor moves.  Each scene is seen in ``n_sweeps`` = 5 sweeps 1.5 m apart
   along a straight path through the origin (the path is kept clear); the labelled sweep is
@@ -19,14 +19,15 @@ CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was
   collapsed), and ``counterfactual_exact`` now takes the worst beam over all five sweeps,
   each outside its own shadow.  The range-only control, the thresholds and the losses are
   unchanged; the labels are the middle sweep's.
-* How it was chosen (replicates 0-1 only, ``benchmarks/coval_diagnosis.py``): a 2 m path
+* How it was chosen (replicates 0-1 only, ``benchmarks/coval/coval_diagnosis.py``): a 2 m path
   with the other sweeps' channels on every cell, then a 6 m path, gained nothing over the
   single-scan carving in the conv net; a 6 m path with the channels on the occluded cells
   only did.  Seed 0 was then run once as a sanity check; seeds 7-11 were run only after this
   design was committed.
-* Measured (``benchmarks/coval_seeds.csv``, one empty cache per seed): ``counterfactual_exact``
-  0 on seeds 0-11; ``visibility_informative`` +0.052..+0.072 on seeds 0-6 and +0.071..+0.090 on
-  fresh seeds 7-11 (12/12); ``coval_gain`` -0.069..-0.034 (fails 12/12, still not expected).
+* Measured (``benchmarks/coval/coval_seeds.csv``, one empty cache per seed):
+  ``counterfactual_exact`` 0 on seeds 0-11; ``visibility_informative`` +0.052..+0.072 on seeds 0-6
+  and +0.071..+0.090 on fresh seeds 7-11 (12/12); ``coval_gain`` -0.069..-0.034 (fails 12/12, still
+  not expected).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def claims_for(cfg: COVALConfig, seed: int = 0, device: str = "cpu",
                   f"sweeps' free/hit fractions on the {cfg.sweep_cells} cells of this sweep's "
                   f"{cfg.n_bins} log bins; known poses, noise-free odometry, a static scene, "
                   f"beams at fixed world bearings (first design, single-scan carving: "
-                  f"+0.012..+0.036 on seeds 0-6, benchmarks/coval_seeds_first_design.csv); "
+                  f"+0.012..+0.036 on seeds 0-6, benchmarks/coval/coval_seeds_first_design.csv); "
                   f"{DERIVED}",
                   statement=CLAIM_SPECS["visibility_informative"].statement.format(n=n))
         gain, d_gain = mean_gap("full COVAL", "seg-only")
@@ -124,18 +125,18 @@ def _record(name: str):
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / name
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "coval" / name
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
 
 def seed_record(first_design: bool = False):
-    """``benchmarks/coval_seeds.csv`` (every claim per seed; with ``first_design``, the first
+    """``benchmarks/coval/coval_seeds.csv`` (every claim per seed; with ``first_design``, the first
     design's record ``..._seeds_first_design.csv``) as a DataFrame; empty when absent (an
     install without the repository's benchmarks folder)."""
     return _record("coval_seeds" + ("_first_design" if first_design else "") + ".csv")
 
 
 def diagnosis_record():
-    """``benchmarks/coval_diagnosis.csv`` (``benchmarks/coval_diagnosis.py``) as a DataFrame;
-    empty when absent."""
+    """``benchmarks/coval/coval_diagnosis.csv`` (``benchmarks/coval/coval_diagnosis.py``) as a
+    DataFrame; empty when absent."""
     return _record("coval_diagnosis.csv")

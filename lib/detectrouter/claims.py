@@ -26,8 +26,8 @@ CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was
   stage 2's target named that surrogate for 84-87% of its training texts and a label-free
   estimate found it, yet 55-57% of its test texts went there: by tf-idf it sat between the two
   docstring-trained prototypes. Chosen on the design seeds 0-1
-  (``benchmarks/detectrouter_router_variants.csv``: router / oracle 0.926 / 0.908 text only,
-  0.957 / 0.945 with the statistics, 0.958 / 0.943 with also 3 prototypes per surrogate: not
+  (``benchmarks/detectrouter/detectrouter_router_variants.csv``: router / oracle 0.926 / 0.908 text
+  only, 0.957 / 0.945 with the statistics, 0.958 / 0.943 with also 3 prototypes per surrogate: not
   kept), before any seed above 6 was run.
 
 Issue 46, item 6 (an independent audit; written before any result of it was seen): the encoder
@@ -164,7 +164,7 @@ def claims_for(cfg: DetectRouterConfig, seed: int = 0, device: str = "cpu") -> l
                   "surrogate of a random source); scores " + zn + "; second design (issue "
                   "35): shared-domain zoo, encoder fed the texts' statistics under the pool: "
                   "0.918-0.962 on seeds 0-11 (first design: 0.877-0.896 on seeds 1-4, "
-                  "benchmarks/detectrouter_seeds_first_design.csv)")
+                  "benchmarks/detectrouter/detectrouter_seeds_first_design.csv)")
         fpr = flagged_human(data, cfg, r)
         table.add("router_fpr_calibrated", fpr,
                   f"share of {len(data['human'])} held-out human texts with routed score >= "
@@ -201,13 +201,14 @@ def flagged_human(data: dict, cfg: DetectRouterConfig, result: dict) -> float:
 
 
 def seed_record(first_design: bool = False):
-    """``benchmarks/detectrouter_seeds.csv`` (every claim per seed; with ``first_design``, the
-    first design's record ``..._seeds_first_design.csv``) as a DataFrame; empty when absent
-    (an install without the repository's benchmarks folder)."""
+    """``benchmarks/detectrouter/detectrouter_seeds.csv`` (every claim per seed; with
+    ``first_design``, the first design's record ``..._seeds_first_design.csv``) as a DataFrame;
+    empty when absent (an install without the repository's benchmarks folder)."""
     return _benchmark("detectrouter_seeds" + ("_first_design" if first_design else "") + ".csv")
 
 
-#: the margins ``combination_record`` derives from ``benchmarks/detectrouter_combination.csv``
+#: the margins ``combination_record`` derives from
+#: ``benchmarks/detectrouter/detectrouter_combination.csv``
 MARGINS = {"router - combination": ("router", "combination"),
            "text-only router - combination": ("text_router", "combination"),
            "router - best fixed": ("router", "best_fixed"),
@@ -215,7 +216,7 @@ MARGINS = {"router - combination": ("router", "combination"),
 
 
 def combination_record():
-    """``benchmarks/detectrouter_combination.csv`` (issue 46: per seed, the router, the
+    """``benchmarks/detectrouter/detectrouter_combination.csv`` (issue 46: per seed, the router, the
     text-only router, the best fixed surrogate and the combination chosen on validation) in
     long form: ``seed, comparison, margin`` (:data:`MARGINS`); empty when absent."""
     import pandas as pd
@@ -233,5 +234,5 @@ def _benchmark(name: str):
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / name
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "detectrouter" / name
     return pd.read_csv(path) if path.exists() else pd.DataFrame()

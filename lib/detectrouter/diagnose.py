@@ -101,14 +101,14 @@ def first_design() -> DetectRouterConfig:
 
 
 def diagnosis_record() -> tuple:
-    """``benchmarks/detectrouter_diagnosis.csv``, ``..._routing_diagnosis.csv`` and
+    """``benchmarks/detectrouter/detectrouter_diagnosis.csv``, ``..._routing_diagnosis.csv`` and
     ``..._router_variants.csv`` as DataFrames (empty when absent: an install without the
     repository's benchmarks folder)."""
     from pathlib import Path
 
     import pandas as pd
 
-    here = Path(__file__).resolve().parents[2] / "benchmarks"
+    here = Path(__file__).resolve().parents[2] / "benchmarks" / "detectrouter"
     return tuple(pd.read_csv(p) if p.exists() else pd.DataFrame()
                  for p in (here / "detectrouter_diagnosis.csv",
                            here / "detectrouter_routing_diagnosis.csv",

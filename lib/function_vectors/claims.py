@@ -10,16 +10,18 @@ must not raise accuracy; plain Todd-style zero-shot replacement is reported besi
 layer-residual FV is used (the TVP training loss trains exactly that operation).
 
 Issue 31's second designs, tried on seeds 0-6 only and rejected (no seed above 6 was run on
-any of them): the diagnosis of the 3000-step models (``benchmarks/function_vectors_diagnosis.py``)
-found that on seeds 1 and 5 no head budget gives an FV (joint AIE of the top-k heads <= 0.16
-for every k = 1..12), while the residual stream carried the task (after layer 1 on seed 1;
-already after layer 0 on seed 5, written by the layer-0 MLP), and that those two seeds were the
-late emergers (clean 6-shot accuracy past 0.5 at step 2000 / 2250 against 1000-1750). Each
-change below answers one reading of that diagnosis; every binding claim must hold on a seed:
+any of them): the diagnosis of the 3000-step models
+(``benchmarks/function_vectors/function_vectors_diagnosis.py``) found that on seeds 1 and 5 no head
+budget gives an FV (joint AIE of the top-k heads <= 0.16 for every k = 1..12), while the residual
+stream carried the task (after layer 1 on seed 1; already after layer 0 on seed 5, written by the
+layer-0 MLP), and that those two seeds were the late emergers (clean 6-shot accuracy past 0.5 at
+step 2000 / 2250 against 1000-1750). Each change below answers one reading of that diagnosis; every
+binding claim must hold on a seed:
 
-* 4500 steps (more time after a late emergence; ``benchmarks/function_vectors_trial_4500.csv``):
-  3 of 7 seeds (2, 3, 6). The task code moved into the middle-layer heads on all seven, but
-  shuffled-label recovery failed on 1 and 5, additivity on 0, zero-shot transfer on 4.
+* 4500 steps (more time after a late emergence;
+  ``benchmarks/function_vectors/function_vectors_trial_4500.csv``): 3 of 7 seeds (2, 3, 6). The task
+  code moved into the middle-layer heads on all seven, but shuffled-label recovery failed on 1 and
+  5, additivity on 0, zero-shot transfer on 4.
 * a learning rate held constant until ICL appears (clean 6-shot accuracy >= 0.5), then 1500
   steps of cosine decay (``schedule="emergence"``: the same time after emergence for every
   seed): 2 of 7 (2, 5); the FV heads then appear on 1 and 5 but vanish on 3, 4 and 6.
@@ -30,16 +32,16 @@ change below answers one reading of that diagnosis; every binding claim must hol
 * no MLP in layer 0 (``attn_only_layers=1``) or layers 0-1 (``=2``): seed 1 still failed
   (top-3 joint AIE 0.03 / 0.00).
 
-(``benchmarks/function_vectors_trials.csv``, ``benchmarks/function_vectors_trial.py``.) None
-beats the 3000-step design's 5 of 7, so that design is the one validated on the fresh seeds
-7-16, unchanged (fixed before they ran); its hold rate over seeds 0-16 decides the status.
-Result: every binding claim held on 2 of the 10 fresh seeds (7, 13), 7 of 17 over 0-16; no FV
-in the top-3 heads on 1, 5, 12, 16 (and no ICL on 14); where an FV formed (12 seeds) the
-headline additivity and reweighting claims held on 11-12 of 12, and shuffled-label recovery
-(seeds 9, 10) or the random control (8, 15) failed. Late emergence did not predict the failure
-on the fresh seeds (12 and 16 emerged at 1750 / 1500 steps without an FV, 8 at 2000 with one).
-So the paper stays blocked (``benchmarks/function_vectors_seeds.csv``, computed before the
-numeric pins).
+(``benchmarks/function_vectors/function_vectors_trials.csv``,
+``benchmarks/function_vectors/function_vectors_trial.py``.) None beats the 3000-step design's 5 of
+7, so that design is the one validated on the fresh seeds 7-16, unchanged (fixed before they ran);
+its hold rate over seeds 0-16 decides the status. Result: every binding claim held on 2 of the 10
+fresh seeds (7, 13), 7 of 17 over 0-16; no FV in the top-3 heads on 1, 5, 12, 16 (and no ICL on 14);
+where an FV formed (12 seeds) the headline additivity and reweighting claims held on 11-12 of 12,
+and shuffled-label recovery (seeds 9, 10) or the random control (8, 15) failed. Late emergence did
+not predict the failure on the fresh seeds (12 and 16 emerged at 1750 / 1500 steps without an FV, 8
+at 2000 with one). So the paper stays blocked
+(``benchmarks/function_vectors/function_vectors_seeds.csv``, computed before the numeric pins).
 
 Shortcuts every note names: the model of seeds 0-6 at quick scale is the shipped one
 (``lib/data/function_vectors_seed{S}.pt``, fp16, named in the note by its sha256; training is

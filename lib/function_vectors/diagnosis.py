@@ -12,9 +12,9 @@ For one seed's model (the one ``claims(seed)`` uses):
   chance 0.125) at the final token of clean 6-shot prompts, from each head's output ``z_h``
   (``L{l}H{h}``), each MLP output and each residual (half the prompts fit, half score).
 
-``benchmarks/function_vectors_diagnosis.py`` records it per seed and design
-(``benchmarks/function_vectors_diagnosis.csv``); :func:`read_diagnosis` reads that record for
-the notebook's figure.
+``benchmarks/function_vectors/function_vectors_diagnosis.py`` records it per seed and design
+(``benchmarks/function_vectors/function_vectors_diagnosis.csv``); :func:`read_diagnosis` reads that
+record for the notebook's figure.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from icml26.function_vectors.interventions import Prefix, p_correct, run
 from icml26.function_vectors.prompts import MAX_SHOTS, N_TASKS, make_prompts, tasks_for
 
 PROBE_PROMPTS = 1600  # clean 6-shot prompts, half to fit, half to score
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "function_vectors"
 RECORD = BENCH / "function_vectors_diagnosis.csv"
 #: the design of the claims (3000 steps) and the second designs tried on the diagnosis seeds
 DESIGN_RECORDS = {

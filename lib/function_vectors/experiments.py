@@ -37,7 +37,8 @@ from icml26.function_vectors.training import TrainConfig, train_model
 PAPER = "function_vectors"
 CACHE_VERSION = 2  # 2: joint AIE, zero-shot context control, shipped weights per seed
 DATA = Path(__file__).resolve().parents[1] / "data"
-SHIPPED_SEEDS = tuple(range(7))  # benchmarks/function_vectors_ship_weights.py writes them
+#: benchmarks/function_vectors/function_vectors_ship_weights.py writes them
+SHIPPED_SEEDS = tuple(range(7))
 
 
 # --------------------------------------------------------------------------- config
@@ -124,7 +125,8 @@ SHIPPED = shipped_path(0)
 def shipped_blob(seed: int = 0, cfg: FVConfig | None = None) -> dict | None:
     """The quick-scale weights of ``seed`` shipped with the package (float16 state stored,
     returned as float32), or ``None`` if absent or (given ``cfg``) trained with another model /
-    training config. ``benchmarks/function_vectors_ship_weights.py`` writes them."""
+    training config. ``benchmarks/function_vectors/function_vectors_ship_weights.py`` writes
+    them."""
     path = shipped_path(seed)
     if not path.exists():
         return None

@@ -91,7 +91,8 @@ def causal_indirect_effect(model: FVTransformer, means: torch.Tensor, prompts: P
     ``mode="prefix"`` (default): the batch is tiled ``L*H`` times, one head patched per tile,
     and only the final token is recomputed on the cached prefix - one batched pass.
     ``"batched"``: the same tiling through full forwards; ``"looped"``: one full forward per
-    head (the reference; ``benchmarks/function_vectors_cie.csv`` records the ratios).
+    head (the reference; ``benchmarks/function_vectors/function_vectors_cie.csv`` records the
+    ratios).
     """
     n_layers, n_heads = means.shape[1], means.shape[2]
     b = len(prompts)

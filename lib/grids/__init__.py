@@ -23,8 +23,8 @@ Second design (CLAIMS_VERSION 2, issue 35; ``claims`` says what changed and why)
 (a 4x4 map, 16 tokens, as coarse as SigLIP's 14-px patches against a contact point of a few
 px, which falls anywhere inside its patch), the scout reading position-aware tokens
 (``PolicyConfig.scout_input = "tokens"``).  First design (``FIRST_DESIGN``, record
-``benchmarks/grids_seeds_first_design.csv``): 4-px tokens (256), where a token centre is
-within ~2 px of any contact point, so pruning lost little (``benchmarks/grids_diagnosis.py``);
+``benchmarks/grids/grids_seeds_first_design.csv``): 4-px tokens (256), where a token centre is
+within ~2 px of any contact point, so pruning lost little (``benchmarks/grids/grids_diagnosis.py``);
 the scout read the encoder's attention-pooled feature, because with the code's LayerNorm +
 mean-pool of the bare map its points stall at their initial grid (``"mean"``: the mean of
 local features carries no position).
@@ -37,7 +37,7 @@ every method's success sat at 0.03-0.08); learned top-K's scorer with the scout'
 (``Saliency``: position-aware tokens, MLP ``C -> 256 -> 1``, same budget).
 
 What holds at quick scale (issue 46, seeds 0-15 and fresh 100-104 from an empty cache,
-``benchmarks/grids_seeds.csv``): the sampler's forward and both gradients match
+``benchmarks/grids/grids_seeds.csv``): the sampler's forward and both gradients match
 ``F.grid_sample`` (21/21); the analytic FLOPs cut.  NOT: ``pruning_loses_geometry`` (mean
 1.43, 95% CI 1.32-1.63 against 1.5; 4 of 16 seeds, 2 of 5 fresh): the stronger top-K closes
 part of the gap (second design: 1.50, 6 of 16), the paper stays blocked; its saliency still

@@ -25,19 +25,19 @@ before any seed was run with it; runs before the sweep only checked that the cod
 Binding: ``pruning_loses_geometry`` (learned top-K@4 vs GridS@4) and ``sampler_gradients_exact``
 (the sampler's hand-written backward vs ``F.grid_sample``'s autograd).  Reported:
 ``grids1_matches_full`` (the headline) and the analytic ``flops_cut``.  Issue 46 sweep (seeds
-0-15 and fresh 100-104, empty cache, ``benchmarks/grids_seeds.csv``): ``pruning_loses_geometry``
-mean 1.43 (95% CI 1.32-1.63, needs lo >= 1.5), holds on 4 of 16 and 2 of 5 fresh seeds: does
-not hold, the paper stays blocked; ``grids1_matches_full`` mean -0.24 (CI -0.30..-0.18), 1 of
-16, fresh -0.29..-0.09: GridS with 1 of 16 tokens degrades success by a quarter of the scenes;
-``sampler_gradients_exact`` and ``flops_cut`` (0.109) hold on every seed.
+0-15 and fresh 100-104, empty cache, ``benchmarks/grids/grids_seeds.csv``):
+``pruning_loses_geometry`` mean 1.43 (95% CI 1.32-1.63, needs lo >= 1.5), holds on 4 of 16 and 2 of
+5 fresh seeds: does not hold, the paper stays blocked; ``grids1_matches_full`` mean -0.24 (CI
+-0.30..-0.18), 1 of 16, fresh -0.29..-0.09: GridS with 1 of 16 tokens degrades success by a quarter
+of the scenes; ``sampler_gradients_exact`` and ``flops_cut`` (0.109) hold on every seed.
 
 CLAIMS_VERSION 2 (issue 35, the second design, fixed before any seed above 6 was run; first
-design's record: ``benchmarks/grids_seeds_first_design.csv``):
+design's record: ``benchmarks/grids/grids_seeds_first_design.csv``):
 
 * why: the paper's premise is that pruning discards sub-token geometry (the contact point)
   that continuous resampling keeps.  In the first design (64x64 scenes, 4-px tokens, 256 of
   them) a token centre is within ~2 px of any contact point (diagnosis, seeds 0-1: 1.5-1.6 px
-  mean, 2.8 px max, ``benchmarks/grids_diagnosis.py``), so pruning loses little: top-K@4 won
+  mean, 2.8 px max, ``benchmarks/grids/grids_diagnosis.py``), so pruning loses little: top-K@4 won
   where its saliency found the contact token (seeds 3, 4), and GridS's 4 points never locked
   onto the contact point (4-29 px away);
 * what changed: tokens as coarse as the paper's against the contact point -- 16-px patches,
@@ -202,12 +202,12 @@ def _record(name: str):
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / name
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "grids" / name
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
 
 def seed_record(first_design: bool = False, second_design: bool = False):
-    """``benchmarks/grids_seeds.csv`` (every claim per seed of the current design, issue 46)
+    """``benchmarks/grids/grids_seeds.csv`` (every claim per seed of the current design, issue 46)
     as a DataFrame; with ``second_design`` / ``first_design`` the earlier designs' records
     (``grids_seeds_second_design.csv``, ``grids_seeds_first_design.csv``); empty when absent
     (an install without the repository's benchmarks folder)."""
@@ -216,6 +216,6 @@ def seed_record(first_design: bool = False, second_design: bool = False):
 
 
 def diagnosis_record():
-    """``benchmarks/grids_diagnosis.csv`` (both designs, seeds 0-1) as a DataFrame; empty when
+    """``benchmarks/grids/grids_diagnosis.csv`` (both designs, seeds 0-1) as a DataFrame; empty when
     absent."""
     return _record("grids_diagnosis.csv")

@@ -139,7 +139,7 @@ SCALES = {
                          all_tokens="head", ks=(8, 4, 2, 1)),
 }
 #: the first design (CLAIMS_VERSION 1): 4-px tokens (256 of them), the scout reading the
-#: encoder's attention-pooled feature; kept for the diagnosis (benchmarks/grids_diagnosis.py)
+#: encoder's attention-pooled feature; kept for the diagnosis (benchmarks/grids/grids_diagnosis.py)
 FIRST_DESIGN = GridsConfig(patch=4, ks=(16, 4), readout_detached=False,
                            policy=PolicyConfig(scout_input="map"))
 

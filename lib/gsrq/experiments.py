@@ -271,9 +271,11 @@ def figure_tiny_lm_data(cfg: GSRQConfig, seed: int = 0, impl: str = "auto",
 
 def benchmark_data(name: str = "gain_shape_assign", path: str | None = None):
     """F4: a recorded benchmark, ``benchmarks/<name>.csv`` of the checkout (the GPU kernel
-    benchmark by default; ``"gsrq_cpu_assign"`` for the CPU record), or an empty frame."""
+    benchmark by default; ``"gsrq_cpu_assign"`` for the CPU record, in ``benchmarks/gsrq/``
+    as every ``gsrq_*`` record), or an empty frame."""
     import pandas as pd
 
-    p = Path(path) if path else Path(__file__).resolve().parents[2] / "benchmarks" / \
-        f"{name}.csv"
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    p = Path(path) if path else \
+        (bench / "gsrq" if name.startswith("gsrq_") else bench) / f"{name}.csv"
     return pd.read_csv(p) if p.exists() else pd.DataFrame()

@@ -4,10 +4,10 @@ Binding (the issue; 2 hops): the interpreter reads the thinking states, shuffled
 chance, the decoder loss is what fills the states (Heima vs pause tokens), Heima keeps CoT's
 accuracy and beats no-CoT. In the first design (every model from scratch, 600 steps) only the
 shuffled-state control and the token reduction held: the thinking tokens never learnt the
-lookups (``benchmarks/heima_seeds_first_design.csv``). The second design (issue 34, fixed
+lookups (``benchmarks/heima/heima_seeds_first_design.csv``). The second design (issue 34, fixed
 before its seeds ran): Heima and pause tokens start from the trained CoT model and Heima's
 thinking states get the dense target (the CoT model's state where it writes the stage's
-result); ``NOT_REPRODUCED`` lists what still fails (``benchmarks/heima_seeds.csv``). Reported:
+result); ``NOT_REPRODUCED`` lists what still fails (``benchmarks/heima/heima_seeds.csv``). Reported:
 the 3-hop row (the limit). The progressive schedule is a figure (F1, F4), not a claim: the issue
 names none for it, and its model would add ~17 s of CPU per seed.
 """
@@ -80,8 +80,8 @@ CLAIM_SPECS = {
 #: (each prompt reads its own state) fails information_gap_control (a mutation test)
 NO_REALISTIC_FAILURE: dict[str, str] = {}
 #: Binding claims that fail on the CI seeds 0 and 1 (second design; evidence in the notebook's
-#: closing section and ``benchmarks/heima_seeds.csv``, seeds 0-6). The thinking states now hold
-#: each stage's result ``b = x_k`` (seed 0: 1.00 / 0.96) but not its input ``a = x_{k-1}``
+#: closing section and ``benchmarks/heima/heima_seeds.csv``, seeds 0-6). The thinking states now
+#: hold each stage's result ``b = x_k`` (seed 0: 1.00 / 0.96) but not its input ``a = x_{k-1}``
 #: (0.13 / 0.16): the dense target is CoT's state where it writes ``b``, which need not carry
 #: ``a``, so the interpreter's content accuracy is about 0.56 < 0.75 on every seed.
 #: ``thinking_needs_decoder`` fails on seeds 0, 1, 4, 6: the CoT start alone lets pause tokens

@@ -92,7 +92,7 @@ def probe_curves(cfg: HeimaConfig, seed: int = 0, kinds: tuple[str, ...] = DIAG_
                  n_train: int = 1000, n_test: int = 500, eval_n: int = 200,
                  progress=None) -> list[dict]:
     """The diagnosis: for each model (``kinds`` x ``hops``, trained as ``cfg`` says; the
-    record in ``benchmarks/heima_diagnosis.csv`` is of ``FIRST_DESIGN``) the probe rows at
+    record in ``benchmarks/heima/heima_diagnosis.csv`` is of ``FIRST_DESIGN``) the probe rows at
     each checkpoint, with the model's answer accuracy there (greedy, ``eval_n``
     held-out prompts). Not cached (each model is trained once, checkpoints kept in memory)."""
     cfg.validate()
@@ -120,11 +120,11 @@ def probe_curves(cfg: HeimaConfig, seed: int = 0, kinds: tuple[str, ...] = DIAG_
 
 
 def diagnosis_record():
-    """``benchmarks/heima_diagnosis.csv`` (``probe_curves`` on seed 0, written by
-    ``benchmarks/heima_diagnosis.py``) as a DataFrame; empty when absent."""
+    """``benchmarks/heima/heima_diagnosis.csv`` (``probe_curves`` on seed 0, written by
+    ``benchmarks/heima/heima_diagnosis.py``) as a DataFrame; empty when absent."""
     from pathlib import Path
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "heima_diagnosis.csv"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "heima" / "heima_diagnosis.csv"
     return pd.read_csv(path) if path.exists() else pd.DataFrame()

@@ -84,8 +84,8 @@ SCALES = {
     "paper": HeimaConfig(steps=1500, d_model=64, eval_n=1000, limit_hops=(1, 2, 3, 4),
                          cot_steps=3000),
 }
-#: the first design (issue 34's baseline, benchmarks/heima_seeds_first_design.csv): every model
-#: from scratch, 600 steps, no dense target
+#: the first design (issue 34's baseline, benchmarks/heima/heima_seeds_first_design.csv): every
+#: model from scratch, 600 steps, no dense target
 FIRST_DESIGN = HeimaConfig(from_cot=False, dense_weight=0.0, cot_steps=600)
 
 
@@ -187,11 +187,11 @@ def with_mutation(cfg: HeimaConfig, mutation: str) -> HeimaConfig:
 
 
 def seed_record():
-    """``benchmarks/heima_seeds.csv`` (every claim on seeds 0-6, with the CPU seconds of each
+    """``benchmarks/heima/heima_seeds.csv`` (every claim on seeds 0-6, with the CPU seconds of each
     seed's claims from an empty cache) as a DataFrame; empty when absent."""
     from pathlib import Path
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "heima_seeds.csv"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "heima" / "heima_seeds.csv"
     return pd.read_csv(path) if path.exists() else pd.DataFrame()

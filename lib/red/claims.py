@@ -7,7 +7,7 @@ asks to check first, ``teacher_outliers``. Reported unless they hold on seeds 0-
 The second design (issue #34) gives the teacher outlier channels (a BOS token first and peak
 lr 1e-2: largest channel RMS 6.6x the median; the first design's teacher had 2.4x), so the
 premise holds. With it a random channel selection keeps about as much eRank as RED
-(``benchmarks/red_random_selection.csv``).
+(``benchmarks/red/red_random_selection.csv``).
 
 Issue 46, item 7 (an independent audit; decided before the sweep that measures it):
 ``erank_preserved`` held just as well for a random channel selection, so nothing tested the
@@ -90,7 +90,7 @@ BLOCKING = {
                                "BCa 0.994-1.015, above 1 on 10/16; fresh seeds 100-104: 0.989, "
                                "1/5), the eRank side binding (RED / random in the worst layer "
                                "0.96-1.05); perplexity alone favours RED (random / RED mean "
-                               "1.027, 1.000-1.053; benchmarks/red_random_selection.csv)"}
+                               "1.027, 1.000-1.053; benchmarks/red/red_random_selection.csv)"}
 STUDENT_CLAIMS = ("gaussian_uneven", "erank_preserved", "activation_beats_random",
                   "general_kept", "reasoning_recovered")
 
@@ -120,7 +120,7 @@ def claims_for(cfg: RedConfig, seed: int = 0, device: str = "cpu", red_init: str
     shared = (f"teacher trained once (training seed {cfg.teacher_seed}, {cfg.teacher_steps} "
               f"steps, {recipe}; {teacher_source(cfg)}), the same for every seed"
               + ("; second design (issue 34): the teacher is the bos_lr recipe, the only one "
-                 "measured in benchmarks/red_outliers.csv that develops outlier channels "
+                 "measured in benchmarks/red/red_outliers.csv that develops outlier channels "
                  "(the first design's, no BOS and peak lr 3e-3, reached 2.44)"
                  if cfg.bos and cfg.teacher_lr == 1e-2 else ""))
     with table.guard(["teacher_outliers", *STUDENT_CLAIMS]):
@@ -160,25 +160,25 @@ def claims_for(cfg: RedConfig, seed: int = 0, device: str = "cpu", red_init: str
             f"3-hop accuracy {red['acc3']:.3f} ({red_init}) vs {gauss['acc3']:.3f} (gaussian), "
             f"1-hop {red['acc1']:.3f} vs {gauss['acc1']:.3f}; chance 1/8; teacher "
             f"{t['acc3']:.3f}; the students never see a hop chain while distilled; reported: "
-            "in benchmarks/red_seeds.csv it holds on 1 of seeds 0-15 (-0.03 to 0.06; the "
+            "in benchmarks/red/red_seeds.csv it holds on 1 of seeds 0-15 (-0.03 to 0.06; the "
             "first design's teacher: seed 2 of 0-6 only)")
     return table.claims
 
 
 def seed_record(name: str = "red_seeds"):
-    """``benchmarks/red_seeds.csv`` (every claim on seeds 0-15, from the sweep) as a
+    """``benchmarks/red/red_seeds.csv`` (every claim on seeds 0-15, from the sweep) as a
     DataFrame; empty when absent (an install without the repository's benchmarks folder).
     ``name="red_outliers"``: the outlier channels over the teacher's training per recipe
-    (``benchmarks/red_outliers.py``); ``name="red_random_selection"``: RED against the random
-    channel selection per seed (``benchmarks/red_random_selection.py``)."""
+    (``benchmarks/red/red_outliers.py``); ``name="red_random_selection"``: RED against the random
+    channel selection per seed (``benchmarks/red/red_random_selection.py``)."""
     from pathlib import Path
 
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.csv"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "red" / f"{name}.csv"
     return pd.read_csv(path) if path.exists() else pd.DataFrame()
 
 
 def outlier_record():
-    """``benchmarks/red_outliers.csv`` as a DataFrame (empty when absent)."""
+    """``benchmarks/red/red_outliers.csv`` as a DataFrame (empty when absent)."""
     return seed_record("red_outliers")

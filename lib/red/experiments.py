@@ -94,8 +94,8 @@ class RedConfig:
 
 #: the second design (issue #34): the teacher of the ``bos_lr`` recipe, a BOS token first (one
 #: more position: ``n_ctx`` 65, the text windows stay 64 long) and peak lr 1e-2, the only recipe
-#: measured in ``benchmarks/red_outliers.csv`` that develops outlier channels; the rest as in the
-#: first design (no BOS, peak lr 3e-3: ``FIRST_DESIGN``)
+#: measured in ``benchmarks/red/red_outliers.csv`` that develops outlier channels; the rest as in
+#: the first design (no BOS, peak lr 3e-3: ``FIRST_DESIGN``)
 SECOND_DESIGN = {"bos": True, "n_ctx": 65, "teacher_lr": 1e-2}
 FIRST_DESIGN = RedConfig()
 SCALES = {
@@ -115,7 +115,7 @@ def train_teacher(cfg: RedConfig, progress: Callable[[int], None] | None = None,
     """Train the teacher on text + hop chains on ``device``; returns its ``state_dict`` (on
     the CPU). Weights are initialised and batches drawn on the CPU, then moved. Gradients are
     enabled here: the first caller may be ``teacher_stats`` (under ``no_grad``). ``probe(step,
-    model)`` is called before the first step and after every step (``benchmarks/
+    model)`` is called before the first step and after every step (``benchmarks/red/
     red_outliers.py`` measures the outlier channels over training with it)."""
     with torch.enable_grad():
         return _train_teacher(cfg, progress, device, probe)
@@ -161,7 +161,7 @@ def _train_teacher(cfg: RedConfig, progress, device, probe=None) -> dict:
 
 
 def shipped_teacher(cfg: RedConfig) -> dict | None:
-    """The quick-scale teacher's weights shipped with the package (``benchmarks/
+    """The quick-scale teacher's weights shipped with the package (``benchmarks/red/
     red_ship_teacher.py``: ``train_teacher``'s output for ``SCALES["quick"]``, stored fp16 with
     the ``teacher_key`` it was trained with; returned fp32), else None: absent, or trained with
     another config than ``cfg``'s (1500 steps take ~8 min of one CPU core)."""

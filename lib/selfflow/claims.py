@@ -157,8 +157,8 @@ def claims_for(cfg: SelfFlowConfig, seed: int = 0, device: str = "cpu") -> list[
                   f"{gap_note(res, 'selfflow', 'vanilla')}; headline, reported failing (not "
                   f"expected): of seeds 0-6 it holds on seed 2 only, of 32 swept seeds on 6 "
                   f"(the spec's prototype found no consistent sign either; "
-                  f"benchmarks/selfflow_seeds.csv): at this scale Self-Flow's representations "
-                  f"are not better than vanilla FM's; {scale}")
+                  f"benchmarks/selfflow/selfflow_seeds.csv): at this scale Self-Flow's "
+                  f"representations are not better than vanilla FM's; {scale}")
         asym = probe_gaps(res, "selfflow", "same_t")
         table.add("asymmetry_matters", min(asym.values()),
                   f"{gap_note(res, 'selfflow', 'same_t')}; mechanism, reported failing (not "

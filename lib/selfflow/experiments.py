@@ -268,10 +268,11 @@ def figure_schedule_data(cfg: TrainConfig, n: int = 4000, seed: int = 0) -> dict
 
 
 def recorded(name: str = "selfflow_seeds", path: str | None = None):
-    """A recorded table of the checkout, ``benchmarks/<name>.csv`` (``selfflow_seeds``: every
-    probe number on seeds 0-6; ``selfflow_claims``: the claims per seed), or an empty frame."""
+    """A recorded table of the checkout, ``benchmarks/selfflow/<name>.csv`` (``selfflow_seeds``:
+    every probe number on seeds 0-6; ``selfflow_claims``: the claims per seed), or an empty
+    frame."""
     import pandas as pd
 
     p = Path(path) if path else Path(__file__).resolve().parents[2] / "benchmarks" / \
-        f"{name}.csv"
+        "selfflow" / f"{name}.csv"
     return pd.read_csv(p) if p.exists() else pd.DataFrame()

@@ -56,7 +56,7 @@ sensitivity to the layer's pre-activations and the layer's input), which gives
 ``||J(x)||_F^2`` and the NTK Gram without materialising ``[N, p]``. Hutchinson estimates
 (:func:`heff_trace_hutchinson`) cover any model: Rademacher probes in parameter space through
 batched ``jvp``, or the paper's doubly-stochastic output-space probe.
-``benchmarks/tpv_vmap_vs_loop.csv`` records vmap vs a per-sample loop vs the factored path.
+``benchmarks/tpv/tpv_vmap_vs_loop.csv`` records vmap vs a per-sample loop vs the factored path.
 
 Scales: ``quick`` (CI, notebooks) is the default config; ``paper`` trains 5x longer, adds
 depth 4 and uses 4x more Monte Carlo draws (for a GPU or a patient user; not run in CI).

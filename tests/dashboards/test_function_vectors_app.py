@@ -15,7 +15,8 @@ from bokeh.document import Document  # noqa: E402
 from icml26 import papers  # noqa: E402
 from icml26.dashboards import function_vectors as app  # noqa: E402
 
-SEEDS_CSV = Path(__file__).resolve().parents[2] / "benchmarks" / "function_vectors_seeds.csv"
+SEEDS_CSV = (Path(__file__).resolve().parents[2] / "benchmarks" / "function_vectors"
+             / "function_vectors_seeds.csv")
 
 
 def test_status_note_says_the_status_and_names_each_failing_binding_claim(tmp_path):

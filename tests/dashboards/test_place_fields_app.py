@@ -58,7 +58,7 @@ def test_f4_comes_from_the_shipped_results_when_the_cache_is_empty(tmp_path, mon
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
     frame = dash.f4_frame()
     assert frame is not None, "lib/data/place_fields_f4.json is stale or missing: run " \
-                              "benchmarks/place_fields_ship_f4.py"
+                              "benchmarks/place_fields/place_fields_ship_f4.py"
     assert set(frame["size"]) == set(dash.lm.LMConfig().sizes)
     assert isinstance(dash.Explorer().efficiency_view(), hv.Overlay)
 
