@@ -199,7 +199,8 @@ def strip_panel(s: Strip) -> hv.Overlay:
     height = HEIGHT + TITLE_LINE_PX * (title.count("\n") - 1)  # the frame keeps its height
     return hv.Overlay(layers, label=s.name).opts(
         width=WIDTH, height=height, logx=log, xlim=(x0, x1), ylim=Y_RANGE, yaxis=None,
-        xlabel="", title=title, fontsize={"title": "9pt", "xticks": "8pt"},
+        xlabel="value on each seed", title=title,
+        fontsize={"title": "9pt", "xticks": "8pt", "xlabel": "8pt"},
         toolbar=None, show_legend=False, default_tools=[], **plain)
 
 
