@@ -144,7 +144,7 @@ def test_shell_exports_pin_a_process_started_elsewhere():
 
 
 
-# 20 training steps of an MLP at batch 4096: activations and gradients of 16 MiB allocated and
+# 80 training steps of an MLP at batch 4096: activations and gradients of 16 MiB allocated and
 # freed every step, as in the papers' trainings
 CHURN = """
 import icml26, resource, torch
@@ -154,7 +154,7 @@ net = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(),
                           torch.nn.Linear(1024, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 1))
 opt = torch.optim.SGD(net.parameters(), lr=1e-3)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(20):
+for _ in range(80):  # kept memory faults in once; returned memory faults in on every step
     opt.zero_grad()
     net(x).square().mean().backward()
     opt.step()
@@ -164,9 +164,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 def test_kept_memory_saves_page_faults_and_changes_no_number():
     """icml26.allocator keeps freed buffers: a training loop faults its pages in far fewer
-    times (measured here: 51 k vs 140 k minor faults; mutation: ICML26_MALLOC=default), and a
-    training gives the same bits either way."""
+    times (80 steps; mutation: ICML26_MALLOC=default, which faults the buffers in on every
+    step), and a training gives the same bits either way."""
     kept = int(run(CHURN).stdout.split()[-1])
     default = int(run(CHURN, ICML26_MALLOC="default").stdout.split()[-1])
-    assert 2 * kept < default, (kept, default)
+    assert 3 * kept < default, (kept, default)
     assert train() == train(ICML26_MALLOC="default")
