@@ -110,9 +110,10 @@ if [ "$report_rc" != 0 ]; then
   exit "$report_rc"
 fi
 
-stage "report browser" "the report in Chromium, offline (file://)"
+# Static pages from file://, nothing timed: one Chromium per worker, the pages shared out.
+stage "report browser" "the report in Chromium, offline (file://, $WORKERS workers)"
 ICML26_REPORT="$SITE" .venv/bin/python -m pytest tests/ui/test_report.py --ui \
-  -p no:cacheprovider
+  -p no:cacheprovider -n "$WORKERS" --dist worksteal
 
 # The dashboard latency benchmark (benchmarks/dashboard_latency.py) is not run here: it
 # asserts nothing and took minutes of the 40-minute budget; its medians are committed.

@@ -13,8 +13,13 @@ changes:
   all its slow tests run (``tests/test_<slug>.py``, ``tests/test_all_claims.py[<slug>-*]``);
 - a shared file (top-level ``lib/*.py``, another ``lib/`` folder or data file, ``kernels/``,
   ``dashboards/app/``, ``dashboards/__init__.py``, ``tests/conftest.py``, ``pyproject.toml``)
-  changes every paper, but then only the slow tests parametrised on seed 0 run (each paper's
-  quick claims at seed 0);
+  changes the papers that can import it, and of those only the slow tests parametrised on
+  seed 0 run (each paper's quick claims at seed 0). "Can import" is read from the source
+  (:func:`import_closure`: every ``import`` statement of the package's modules, in functions
+  too, followed transitively from the paper's modules, its tests and the shared claim tests),
+  so a change to the status table or the report runs no training while one to
+  ``lib/claims.py`` or ``lib/numerics.py`` (imported by every paper) runs all nineteen;
+  a shared file that is not a module (``pyproject.toml``, a data file) reaches every paper;
 - anything else (README, other tests, other benchmarks) selects no slow test.
 
 "Changed" means against ``origin/main`` when it exists, else ``HEAD~1``, uncommitted and
@@ -32,6 +37,7 @@ for every slow test not wanted, checking that no deselected id is a prefix of a 
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
@@ -46,6 +52,11 @@ COLLECT = ["tests", "--ignore=tests/ui"]
 #: files whose change touches every paper
 SHARED_FILES = {"tests/conftest.py", "pyproject.toml", "dashboards/__init__.py"}
 SHARED_DIRS = ("kernels/", "dashboards/app/")
+#: the package's import names and the folders they live in (pyproject.toml's package-dir)
+PACKAGE_DIRS = {"icml26.kernels": "kernels", "icml26.dashboards": "dashboards", "icml26": "lib"}
+#: test modules every paper's slow tests run in besides its own (parametrised by paper)
+SHARED_CLAIM_TESTS = ("tests/test_all_claims.py", "tests/test_claim_values.py",
+                      "tests/conftest.py")
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ class Change:
     papers: frozenset[str] = frozenset()
     shared: tuple[str, ...] = ()  # the shared files that changed (empty: none)
     why: dict[str, list[str]] = field(default_factory=dict, compare=False)
+    #: the papers the shared files reach (their seed-0 tests run); None: every paper
+    reach: frozenset[str] | None = None
 
 
 def _prefixed(name: str, slugs) -> str | None:
@@ -100,7 +113,10 @@ def is_shared(path: str, slugs) -> bool:
     return path.startswith("lib/") and paper_of(path, slugs) is None
 
 
-def classify(files, slugs) -> Change:
+def classify(files, slugs, deps: dict[str, set[str]] | None = None) -> Change:
+    """The papers ``files`` change; with ``deps`` (paper -> the repository files its slow
+    tests can import, :func:`paper_dependencies`) a shared module reaches only the papers
+    that import it, without (or for a shared file that is no module) every paper."""
     papers: dict[str, list[str]] = {}
     shared = []
     for f in sorted(set(files)):
@@ -109,7 +125,81 @@ def classify(files, slugs) -> Change:
             papers.setdefault(slug, []).append(f)
         elif is_shared(f, slugs):
             shared.append(f)
-    return Change(frozenset(papers), tuple(shared), papers)
+    reach = None
+    if deps is not None and all(f.endswith(".py") for f in shared):
+        reach = frozenset(s for s in slugs if any(f in deps.get(s, ()) for f in shared))
+    return Change(frozenset(papers), tuple(shared), papers, reach)
+
+
+# ---------------------------------------------------------------------- the import graph
+def module_file(name: str, root: Path = ROOT) -> str | None:
+    """The repository file of module ``name`` (``icml26.claims`` -> ``lib/claims.py``), or
+    None for a module outside the package."""
+    for package, folder in PACKAGE_DIRS.items():  # longest package first
+        if name == package or name.startswith(package + "."):
+            rest = name[len(package):].lstrip(".").replace(".", "/")
+            base = f"{folder}/{rest}" if rest else folder
+            for candidate in (f"{base}.py", f"{base}/__init__.py"):
+                if (root / candidate).is_file():
+                    return candidate
+            return None
+    return None
+
+
+def imported_modules(path: str, root: Path = ROOT) -> set[str]:
+    """Every package module ``path`` imports anywhere (functions included), with the
+    packages whose ``__init__`` each import runs."""
+    tree = ast.parse((root / path).read_text(), path)
+    own = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    for package, folder in PACKAGE_DIRS.items():
+        if own == folder or own.startswith(folder + "."):
+            own = package + own[len(folder):]
+            break
+    is_package = path.endswith("__init__.py")
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the module's package, up level - 1 more
+                parts = own.split(".")[:len(own.split(".")) - node.level + is_package]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names.add(base)
+            names.update(f"{base}.{a.name}" for a in node.names)
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return {n for n in found if n.startswith("icml26")}
+
+
+def import_closure(starts, root: Path = ROOT) -> set[str]:
+    """The repository files that importing ``starts`` (paths) can execute."""
+    seen: set[str] = set()
+    todo = [s for s in starts if (root / s).is_file()]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if path.endswith(".py"):
+            todo += [f for m in imported_modules(path, root)
+                     if (f := module_file(m, root)) and f not in seen]
+    return seen
+
+
+def paper_dependencies(slugs, root: Path = ROOT) -> dict[str, set[str]]:
+    """Paper -> the files its slow tests can import: from its own modules, its test module
+    and the shared claim tests (:data:`SHARED_CLAIM_TESTS`); the slow tests live there, so
+    an app a test module does not import is no dependency of them."""
+    deps = {}
+    for slug in slugs:
+        own = [str(p.relative_to(root)) for p in sorted((root / "lib" / slug).rglob("*.py"))]
+        own += [f"lib/{slug}.py", f"tests/test_{slug}.py", *SHARED_CLAIM_TESTS]
+        deps[slug] = import_closure(own, root)
+    return deps
 
 
 def choose_base(has_origin_main: bool, has_parent: bool) -> str | None:
@@ -158,7 +248,8 @@ def wanted(item: Item, change: Change, slugs) -> bool:
     paper = item_paper(item, slugs)
     if paper is None:
         return False
-    return paper in change.papers or (bool(change.shared) and item.params.get("seed") == 0)
+    reached = bool(change.shared) and (change.reach is None or paper in change.reach)
+    return paper in change.papers or (reached and item.params.get("seed") == 0)
 
 
 def deselections(items: list[Item], change: Change, slugs) -> list[str]:
@@ -216,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         change, where = _override(os.environ["FAST_PAPERS"], slugs), "FAST_PAPERS"
     else:
         base, files = changed_files()
-        change = classify(files, slugs) if base else Change(frozenset(), ("no base commit",))
+        change = (classify(files, slugs, paper_dependencies(slugs)) if base
+                  else Change(frozenset(), ("no base commit",)))
         where = f"changes against {base}" if base else "no origin/main or HEAD~1"
     items = collect()
     drop = deselections(items, change, slugs)
@@ -224,8 +316,11 @@ def main(argv: list[str] | None = None) -> int:
     say = sys.stderr.write
     say(f"fast: {where}: papers changed: {', '.join(sorted(change.papers)) or 'none'}\n")
     if change.shared:
+        whom = ("every paper's seed-0 claims" if change.reach is None else
+                f"the seed-0 claims of the {len(change.reach)} papers that import them"
+                f" ({', '.join(sorted(change.reach)) or 'none'})")
         say(f"fast: shared files changed ({', '.join(change.shared[:5])}"
-            f"{' ...' if len(change.shared) > 5 else ''}): every paper's seed-0 claims\n")
+            f"{' ...' if len(change.shared) > 5 else ''}): {whom}\n")
     say(f"fast: {len(items) - len(drop)} of {len(items)} tests; slow ones kept: "
         f"{len(slow) - len(drop)} of {len(slow)}\n")
     if "--explain" in (argv or []):

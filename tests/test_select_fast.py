@@ -10,7 +10,11 @@ from select_fast import (
     choose_base,
     classify,
     deselections,
+    import_closure,
+    imported_modules,
     is_shared,
+    module_file,
+    paper_dependencies,
     paper_of,
     wanted,
 )
@@ -135,3 +139,62 @@ def test_deselect_ids_never_cut_a_kept_test():
              Item("tests/test_x.py::test_run_fast", slow=False)]
     with pytest.raises(ValueError, match="would also deselect"):
         deselections(clash, Change(), SLUGS)
+
+
+# ---------------------------------------------------------------------- the import graph
+@pytest.fixture
+def tiny_repo(tmp_path):
+    """A package laid out as the suite's: lib/ is icml26, kernels/ icml26.kernels."""
+    files = {
+        "lib/__init__.py": "from icml26 import numerics\n",
+        "lib/numerics.py": "",
+        "lib/claims.py": "import math\n",
+        "lib/status_table.py": "from icml26 import claims\n",
+        "lib/tinylm.py": "",
+        "lib/red/__init__.py": "from .model import train\n",
+        "lib/red/model.py": ("from icml26.claims import ClaimSpec\n"
+                             "def train():\n    from icml26 import tinylm\n"),
+        "lib/panda/__init__.py": "from . import game\n",
+        "lib/panda/game.py": "from ..kernels import pgf\n",
+        "kernels/__init__.py": "", "kernels/pgf.py": "",
+        "tests/test_red.py": "from icml26 import red\n",
+        "tests/test_panda.py": "import icml26.panda\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    return tmp_path
+
+
+def test_module_names_map_to_the_package_folders(tiny_repo):
+    assert module_file("icml26", tiny_repo) == "lib/__init__.py"
+    assert module_file("icml26.red", tiny_repo) == "lib/red/__init__.py"
+    assert module_file("icml26.red.model", tiny_repo) == "lib/red/model.py"
+    assert module_file("icml26.kernels.pgf", tiny_repo) == "kernels/pgf.py"
+    assert module_file("icml26.ClaimSpec", tiny_repo) is None
+    assert module_file("numpy", tiny_repo) is None
+
+
+def test_imports_inside_functions_and_relative_ones_count(tiny_repo):
+    assert {"icml26.claims", "icml26.tinylm", "icml26"} <= imported_modules(
+        "lib/red/model.py", tiny_repo)
+    assert "icml26.red.model" in imported_modules("lib/red/__init__.py", tiny_repo)
+    assert "icml26.kernels.pgf" in imported_modules("lib/panda/game.py", tiny_repo)
+
+
+def test_a_shared_module_reaches_only_the_papers_that_import_it(tiny_repo):
+    slugs = {"red", "panda"}
+    deps = paper_dependencies(slugs, tiny_repo)
+    assert "lib/tinylm.py" in deps["red"] and "lib/tinylm.py" not in deps["panda"]
+    assert "kernels/pgf.py" in deps["panda"] and "kernels/pgf.py" not in deps["red"]
+    assert "lib/status_table.py" not in import_closure(["tests/test_red.py"], tiny_repo)
+    assert classify(["lib/tinylm.py"], slugs, deps).reach == {"red"}
+    assert classify(["lib/numerics.py"], slugs, deps).reach == {"red", "panda"}
+    assert classify(["lib/status_table.py"], slugs, deps).reach == frozenset()
+    assert classify(["pyproject.toml", "lib/tinylm.py"], slugs, deps).reach is None
+
+
+def test_a_shared_change_that_reaches_no_paper_runs_no_slow_test():
+    assert _kept(Change(shared=("lib/status_table.py",), reach=frozenset())) == set()
+    assert _kept(Change(shared=("lib/tinylm.py",), reach=frozenset({"red"}))) == {
+        "red:test_expected_claims_hold[0]", "all[red-seed0]"}
