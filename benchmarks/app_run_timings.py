@@ -34,8 +34,9 @@ def measure(slug: str) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     e.param.trigger("run")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    if e.run_done != 1:
-        raise SystemExit(f"{slug}: the Run failed: {e.error_message()}")
+    # a view that raises while redrawing fails the Run after run_done counted it
+    if e.run_done != 1 or not e._stage.object.startswith("Run done"):
+        raise SystemExit(f"{slug}: the Run failed: {e.error_message()} ({e._stage.object})")
     return {"timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "app": slug, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),

@@ -56,6 +56,21 @@ from icml26.dashboards.app.axes import (  # noqa: F401  (public here too)
 )
 from icml26.dashboards.app.chart import KINDS, Chart, Series, chart_ranges  # noqa: F401
 
+#: a static legend's item in px: the swatch and gaps, plus a 12 px label's characters
+LEGEND_ITEM_PX, LEGEND_CHAR_PX = 40, 7.0
+#: px a stretched static figure keeps beside its legend row (axis, toolbar)
+LEGEND_SIDE_PX = 90
+
+
+def static_legend_shape(labels: list[str]) -> tuple[int, int]:
+    """``(columns, min_width)`` of a static figure's legend above the plot: one row when it
+    fits the narrowest figure (300 px), else two columns, and a figure at least as wide as
+    its widest row, so a grid of notebook figures never clips a legend (issue 49)."""
+    widths = [LEGEND_ITEM_PX + LEGEND_CHAR_PX * len(label) for label in labels]
+    cols = len(widths) if sum(widths) + LEGEND_SIDE_PX <= 300 else min(2, len(widths))
+    rows = [sum(widths[i:i + cols]) for i in range(0, len(widths), cols)]
+    return cols, int(max(300, LEGEND_SIDE_PX + max(rows, default=0)))
+
 
 def figure(chart: Chart, live: bool = False):
     """A new Bokeh figure drawing ``chart`` (one owned source per line/scatter layer).
@@ -97,7 +112,11 @@ def figure(chart: Chart, live: bool = False):
         if s.label is not None:
             items.append(LegendItem(label=value(s.label), renderers=[renderer]))
     if items and not live:
+        cols, min_width = static_legend_shape([i.label.value for i in items])
+        if fig.sizing_mode == "stretch_width":
+            fig.min_width = min_width
         fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
+                              ncols=cols,
                               label_text_font_size="12px", spacing=12, padding=2,
                               margin=2, border_line_alpha=0), "above")
     return fig

@@ -28,7 +28,10 @@ def recorded_run(slug: str, path: Path | None = None) -> dict | None:
 
 
 def duration(seconds: float) -> str:
-    """``"45 s"`` below 90 s, else minutes to a tenth: ``"4.0 min"``."""
+    """``"45 s"`` below 90 s, else minutes to a tenth: ``"4.0 min"``; ``"< 1 s"`` below a
+    second."""
+    if seconds < 1:
+        return "< 1 s"
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
