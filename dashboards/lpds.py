@@ -121,6 +121,49 @@ def latent_hist_chart(exp: dict, bins: int = 40) -> Chart:
                  "density", series)
 
 
+def tuning_chart(exp: dict, cfg: lpds.LPDSConfig) -> Chart:
+    """Claims v3's symmetric tuning: each method's evaluation return at each of its 3
+    settings (left to right in grid order), the validation-best one circled in
+    black (the one every comparison reads); dashed: the frozen BC policy."""
+    groups = lpds.method_groups(cfg)
+    series = [Series(COLORS["BC"], kind="hline", at=exp["BC"]["final_return"], dash="dashed",
+                     width=1)]
+    bx, by = [], []
+    for i, (method, labels) in enumerate(groups.items()):
+        xs = i + np.linspace(-0.2, 0.2, len(labels))
+        series.append(Series(COLORS[method], xs, [exp[k]["final_return"] for k in labels],
+                             f"{method}: {', '.join(k[len(method) + 1:] for k in labels)}",
+                             kind="scatter"))
+        best = lpds.tuned(exp, labels)
+        bx.append(float(xs[labels.index(best)]))
+        by.append(exp[best]["final_return"])
+    series.append(Series("black", bx, by, "validation-best setting", kind="line", width=1))
+    return Chart("Each method at its 3 settings; black: chosen on the shared validation split",
+                 "method", "evaluation return", series, x_names=list(groups))
+
+
+def entropy_contrast_chart(exp: dict, cfg: lpds.LPDSConfig) -> Chart:
+    """Action entropy of DSRL against its noise-space bound W, beside LP-DS at its
+    validation-best delta (solid) and the frozen BC policy (dashed): entropy_vs_unconstrained
+    reads the gap at the largest W (dotted)."""
+    labels = lpds.method_groups(cfg)["DSRL"]
+    mc = lpds.method_configs(cfg)
+    pts = sorted((mc[k].dsrl_bound, exp[k]["final_entropy"]) for k in labels)
+    best = lpds.tuned(exp, lpds.method_groups(cfg)["LP-DS"])
+    return Chart("Entropy vs DSRL's bound W (dotted: least constrained)",
+                 "DSRL noise-space bound W", "entropy of 16-D chunks (nats)", [
+                     Series(COLORS["DSRL"], [p[0] for p in pts], [p[1] for p in pts],
+                            "DSRL", kind="line"),
+                     Series(COLORS["DSRL"], [p[0] for p in pts], [p[1] for p in pts],
+                            kind="scatter"),
+                     Series(COLORS["LP-DS"], kind="hline", at=exp[best]["final_entropy"]),
+                     Series(COLORS["LP-DS"], [pts[0][0]], [exp[best]["final_entropy"]],
+                            f"{best} (validation-best)", kind="scatter"),
+                     Series(COLORS["BC"], kind="hline", at=exp["BC"]["final_entropy"],
+                            dash="dashed", width=1),
+                     Series("black", kind="vline", at=pts[-1][0], dash="dotted", width=1)])
+
+
 # --------------------------------------------------------------------------- live (cheap)
 @functools.lru_cache(maxsize=64)
 def demo_paths(noisy_share: float, obstacle_y: float, seed: int, n: int = 24) -> dict:

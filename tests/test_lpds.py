@@ -125,6 +125,28 @@ def test_each_method_runs_and_reports(tiny_prior, method):
     assert (method == "lpds") == math.isfinite(res["final_delta_sq"])
 
 
+def test_lpds_deploys_its_averaged_iterate(tiny_prior):
+    """v3: the deployed LP-DS actor is the mean of the suffix iterates' Delta (Jensen: its
+    E||Delta||^2 is at most theirs); the last iterate's evaluation is kept beside it."""
+    m, model, _ = tiny_prior
+    cfg = replace(TINY_STEER, iterations=9, warmup=1)
+    res = train_steering(model, m, cfg, gen())
+    actor = res["steerer"].actor
+    assert isinstance(actor, lpds.AveragedActor)
+    assert res["averaged_iterates"] == len(actor.actors) == 4  # the last half of 8 actor phases
+    assert set(res["last"]) >= {"final_return", "final_delta_sq", "final_entropy"}
+    s = sample_states(m, 64, gen(5))
+    with torch.no_grad():
+        each = torch.stack([a(s) for a in actor.actors])
+        torch.testing.assert_close(actor(s), each.mean(0))
+        avg_sq = float((actor(s) ** 2).sum(1).mean())
+        assert avg_sq <= float((each ** 2).sum(2).mean()) + 1e-9
+    with pytest.raises(ValueError, match="at least one"):
+        lpds.AveragedActor([])
+    base = train_steering(model, m, replace(cfg, method="dsrl"), gen())
+    assert "last" not in base  # the baselines deploy their final policy
+
+
 def test_lpds_starts_exactly_at_the_prior(tiny_prior):
     m, model, _ = tiny_prior
     st_ = lpds.Steerer(model, TINY_STEER, m.action_dim)
@@ -185,7 +207,10 @@ def test_baselines_get_at_least_lpds_grid_size_and_keep_their_generator_index():
     # the pre-grid runs keep their place (their generator index): LP-DS..., DSRL, residual
     assert labels[:4] == ["LP-DS d=0.5", "LP-DS d=2", "DSRL W=2", "residual RL c=0.3"]
     groups = lpds.method_groups(cfg)
-    assert {k: len(v) for k, v in groups.items()} == {"LP-DS": 2, "DSRL": 3, "residual RL": 3}
+    assert {k: len(v) for k, v in groups.items()} == {"LP-DS": 3, "DSRL": 3, "residual RL": 3}
+    assert labels[-1] == "LP-DS d=0.1"  # v3's added delta runs last (v2's indices kept)
+    assert [mc_.delta for mc_ in (lpds.method_configs(cfg)[k] for k in groups["LP-DS"])] == \
+        list(cfg.deltas)
     mc = lpds.method_configs(cfg)
     assert [mc[k].dsrl_bound for k in groups["DSRL"]] == list(cfg.dsrl_bounds)
     assert [mc[k].residual_scale for k in groups["residual RL"]] == list(cfg.residual_scales)
@@ -201,6 +226,38 @@ def test_a_baseline_is_tuned_on_its_validation_split_not_the_reported_one():
     res = {"DSRL W=2": {"val_return": 0.5, "final_return": 0.1},
            "DSRL W=3": {"val_return": 0.4, "final_return": 0.9}}
     assert lpds.tuned(res, ["DSRL W=2", "DSRL W=3"]) == "DSRL W=2"
+
+
+def _fake_results(cfg, val, final, entropy):
+    """Plain-number results for every label of ``cfg`` (``val``/``final``/``entropy``: label
+    -> value, 0 / 1 / 1 where not given)."""
+    hist = {"episodes": [256, 512, 768], "return": [0.5, 0.9, 1.0]}
+    res = {"BC": {"final_return": 0.5, "final_entropy": 1.0, "off_support": 0.01}}
+    for k, c in lpds.method_configs(cfg).items():
+        res[k] = {"val_return": val.get(k, 0.0), "final_return": final.get(k, 1.0),
+                  "final_entropy": entropy.get(k, 1.0), "off_support": 0.01,
+                  "final_delta_sq": 0.5 * c.delta, "history": hist,
+                  "last": {"final_delta_sq": 0.9 * c.delta}}
+    return res
+
+
+def test_every_method_is_read_at_its_validation_best_setting():
+    """v3's symmetric tuning: LP-DS's delta is chosen on the shared validation split like each
+    baseline's bound (v2 took LP-DS's worst delta), and the entropy headline compares with the
+    least-constrained DSRL (largest W), whatever DSRL's validation prefers."""
+    cfg = LPDSConfig()
+    res = _fake_results(
+        cfg, val={"LP-DS d=2": 1.0, "DSRL W=1": 1.0, "residual RL c=0.1": 1.0},
+        final={"LP-DS d=0.5": 0.2, "LP-DS d=2": 1.5, "LP-DS d=0.1": 0.3, "DSRL W=1": 1.0,
+               "DSRL W=3": 3.0, "residual RL c=0.1": 1.2, "residual RL c=0.6": 9.0},
+        entropy={"LP-DS d=2": 4.0, "DSRL W=1": -5.0, "DSRL W=3": 6.0})
+    out = {c.name: c for c in lpds.claims_from(cfg, res)}
+    assert out["improves_over_bc"].measured == pytest.approx(3.0)  # 1.5 / 0.5, not 0.2 / 0.5
+    assert out["return_vs_dsrl"].measured == pytest.approx(0.5)  # vs W=1 (val-best)
+    assert out["return_vs_residual"].measured == pytest.approx(0.25)  # vs c=0.1 (val-best)
+    assert out["entropy_vs_unconstrained"].measured == pytest.approx(-2.0)  # vs W=3, not W=1
+    assert not out["entropy_vs_unconstrained"].holds
+    assert out["trust_region_held"].measured == pytest.approx(0.5)  # averaged, not last (0.9)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")
@@ -223,7 +280,7 @@ def test_every_claim_has_a_role_and_headlines_quote_the_abstract():
         assert row.role in ("headline", "mechanism", "check"), name
         if row.role == "headline":
             assert row.statement.count('"') >= 2, name
-    assert lpds.CLAIMS_VERSION >= 2
+    assert lpds.CLAIMS_VERSION >= 3
 
 
 @pytest.mark.slow
@@ -234,20 +291,24 @@ def test_expected_claims_hold(seed):
     assert not bad
 
 
-def _with_mutated_lpds_run(seed, patch, monkeypatch):
-    """Seed ``seed``'s cached results, with the largest delta's LP-DS run retrained (uncached)
-    under ``patch`` (a bug injected into the steering code); the baselines are unmutated.
-    Everything cached is read BEFORE the patch, so no mutated value reaches the cache."""
+def _with_mutated_lpds_run(seed, patch, monkeypatch, every_delta=False):
+    """Seed ``seed``'s cached results, with the largest delta's LP-DS run (or, with
+    ``every_delta``, every LP-DS run, so the validation choice cannot dodge the bug) retrained
+    (uncached) under ``patch`` (a bug injected into the steering code); the baselines are
+    unmutated. Everything cached is read BEFORE the patch, so no mutated value reaches the
+    cache."""
     cfg = LPDSConfig()
     res = lpds.experiment(cfg, seed)
     prior = lpds.trained_prior(cfg, seed)
+    clean = {c.name: c for c in lpds.claims_from(cfg, res)}
     configs = lpds.method_configs(cfg)
-    label = lpds.method_groups(cfg)["LP-DS"][-1]
+    labels = [k for k in lpds.method_groups(cfg)["LP-DS"]
+              if every_delta or configs[k].delta == max(cfg.deltas)]
     patch(monkeypatch)
-    g = torch.Generator().manual_seed(1000 * seed + 17 + list(configs).index(label))
-    res[label] = lpds.summarize(train_steering(prior, cfg.map, configs[label], g))
-    clean = {c.name: c for c in lpds.claims_from(cfg, lpds.experiment(cfg, seed))}
-    return clean, {c.name: c for c in lpds.claims_from(cfg, res)}, res[label]
+    res = dict(res)
+    for label in labels:
+        res[label] = lpds.online_run(cfg, label, seed, prior)
+    return clean, {c.name: c for c in lpds.claims_from(cfg, res)}, res[labels[-1]]
 
 
 @pytest.mark.slow
@@ -259,11 +320,14 @@ def test_mutation_frozen_lambda_breaks_the_trust_region():
 
 
 @pytest.mark.slow
-@pytest.mark.mutation("lpds", "trust_region_held")
-def test_mutation_critic_fed_the_unsteered_noise_breaks_the_final_trust_region(monkeypatch):
+def test_critic_fed_the_unsteered_noise_leaves_the_trust_region_only_at_the_last_iterate(
+        monkeypatch):
     """The replay buffer stores the critic's input as eps instead of w = eps + Delta: the
-    critic credits each return to the wrong latent, the actor chases it, and the FINAL policy
-    leaves the trust region while the training batches' mean (v1's reading) stays inside."""
+    critic credits each return to the wrong latent and the actor chases it. v2 caught this
+    with the last iterate (about 2x delta); v3 reads the deployed averaged iterate, which the
+    dual ascent keeps inside the trust region even under this bug (the constraint is met; the
+    bug shows in the return, not in the trust region). The claim's mutation is now the frozen
+    lambda alone (test_mutation_frozen_lambda_breaks_the_trust_region)."""
     act = lpds.Steerer.act
 
     def buggy_act(self, s, gen, explore=True):
@@ -275,18 +339,21 @@ def test_mutation_critic_fed_the_unsteered_noise_breaks_the_final_trust_region(m
 
     clean, out, run = _with_mutated_lpds_run(
         0, lambda mp: mp.setattr(lpds.Steerer, "act", buggy_act), monkeypatch)
-    assert clean["trust_region_held"].holds
-    assert not out["trust_region_held"].holds
     delta = max(LPDSConfig().deltas)
+    assert clean["trust_region_held"].holds
+    assert run["last"]["final_delta_sq"] / delta > 1.10  # v2's reading fails
+    assert out["trust_region_held"].holds  # the deployed average keeps the constraint
     assert sum(run["history"]["delta_sq"][-10:]) / 10 / delta <= 1.10  # v1 saw nothing
 
 
 @pytest.mark.slow
-@pytest.mark.mutation("lpds", "entropy_vs_dsrl")
+@pytest.mark.mutation("lpds", "entropy_vs_unconstrained")
 def test_mutation_steering_that_replaces_the_noise_collapses_the_entropy(monkeypatch):
     """The deployed LP-DS latent drops the prior's noise, ``w = Delta(s)`` instead of
-    ``eps + Delta(s)`` (the DSRL-style latent policy mistaken for a perturbation): each start
-    decodes to one chunk, the prior's spread is gone, and the entropy claim fails."""
+    ``eps + Delta(s)`` (the DSRL-style latent policy mistaken for a perturbation), at every
+    delta: each start decodes to one chunk, the prior's spread is gone, and the entropy gap to
+    the unconstrained DSRL falls by more than 5 nats (the claim fails either way: v3 expects
+    it to fail against W = 3; the mutation shows what the claim credits, the kept noise)."""
     act = lpds.Steerer.act
 
     def collapsed_act(self, s, gen, explore=True):
@@ -298,6 +365,7 @@ def test_mutation_steering_that_replaces_the_noise_collapses_the_entropy(monkeyp
         return out
 
     clean, out, _ = _with_mutated_lpds_run(
-        0, lambda mp: mp.setattr(lpds.Steerer, "act", collapsed_act), monkeypatch)
-    assert clean["entropy_vs_dsrl"].holds
-    assert not out["entropy_vs_dsrl"].holds
+        0, lambda mp: mp.setattr(lpds.Steerer, "act", collapsed_act), monkeypatch,
+        every_delta=True)
+    assert not out["entropy_vs_unconstrained"].holds
+    assert out["entropy_vs_unconstrained"].measured < clean["entropy_vs_unconstrained"].measured - 5

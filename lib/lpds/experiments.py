@@ -1,12 +1,12 @@
 """Scales, the cached prior and online runs, and the data of every figure.
 
 One experiment = one seed: demos -> flow-matching BC prior (cached) -> the frozen BC policy,
-LP-DS at each trust region ``delta`` in the grid, and the two baselines with at least LP-DS's
-tuning budget (a grid at least as large over the knob that bounds how far each may move from
-the prior, the same online steps): DSRL at each noise-space bound ``W`` in ``dsrl_bounds`` and
+LP-DS at each trust region ``delta`` in the grid, and the two baselines with the same tuning
+budget (claims v3: 3 settings each, over the knob that bounds how far each may move from the
+prior, the same online steps): DSRL at each noise-space bound ``W`` in ``dsrl_bounds`` and
 residual RL at each action bound ``c`` in ``residual_scales``. Each is trained online from the
 same prior and cached as plain numbers (histories, final metrics, sample paths, and a validation
-return on starts of its own, on which a baseline's grid value is chosen).
+return on ONE split shared by every method, on which each method's setting is chosen).
 
 Device: ``device`` ("cpu" or "cuda") puts the prior, the steering networks and every tensor on
 it; random numbers are drawn from CPU generators (then moved), and cache keys carry the device
@@ -26,7 +26,7 @@ from icml26.lpds.prior import FlowPolicy, PriorConfig, train_prior
 from icml26.lpds.steer import SteerConfig, evaluate_prior, train_steering, validation_return
 
 PAPER = "lpds"
-CACHE_VERSION = 2  # 2: runs carry a validation return (the baselines' grids are chosen on it)
+CACHE_VERSION = 3  # 3: LP-DS deploys its averaged iterate; one validation split for all methods
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,14 @@ class LPDSConfig:
     map: MapConfig = field(default_factory=MapConfig)
     prior: PriorConfig = field(default_factory=PriorConfig)
     steer: SteerConfig = field(default_factory=SteerConfig)
-    deltas: tuple[float, ...] = (0.5, 2.0)  # the spec's grid less 0.1 (CPU budget)
-    # the baselines' tuning grids, at least as many values as LP-DS's deltas (at least its
-    # tuning budget), each over the knob that bounds how far the method may move from the
-    # prior, as delta does for LP-DS. The first value is the one v1 used; the second (wider)
-    # was fixed before any result; the third (tighter) was added after seeds 0-1 showed both
-    # wider values below the frozen prior (a grid that only widened was unfair to them)
+    # the spec's grid {0.1, 0.5, 2}; v2 ran 0.5 and 2 only, 0.1 was added in v3 (issue 46:
+    # the same budget of 3 settings as each baseline), so it runs after v2's runs
+    deltas: tuple[float, ...] = (0.5, 2.0, 0.1)
+    # the baselines' tuning grids, as many values as LP-DS's deltas (the same budget), each
+    # over the knob that bounds how far the method may move from the prior, as delta does for
+    # LP-DS. The first value is the one v1 used; the second (wider) was fixed before any
+    # result; the third (tighter) was added after seeds 0-1 showed both wider values below
+    # the frozen prior (a grid that only widened was unfair to them)
     dsrl_bounds: tuple[float, ...] = (2.0, 3.0, 1.0)      # DSRL's noise-space bound W
     residual_scales: tuple[float, ...] = (0.3, 0.6, 0.1)  # residual RL's action bound c
     freeze_lambda: bool = False             # the mutation (no dual ascent)
@@ -91,20 +93,25 @@ def trained_prior(cfg: LPDSConfig, seed: int, device: str = "cpu") -> FlowPolicy
 
 
 def method_configs(cfg: LPDSConfig) -> dict[str, SteerConfig]:
-    """Label -> online config: LP-DS at each delta, then DSRL and residual RL at each value
-    of their grids, interleaved (so a run's generator index, its place in this dict, is the
-    same as before the grids: LP-DS..., DSRL, residual RL, then the added grid values).
+    """Label -> online config: LP-DS at its first two deltas, then DSRL and residual RL at each
+    value of their grids, interleaved, then LP-DS at any further delta (so a run's generator
+    index, its place in this dict, is the same as in v2: LP-DS..., DSRL, residual RL, then the
+    added grid values, then v3's added delta).
 
     A one-value grid keeps the plain labels "DSRL" and "residual RL"."""
     cfg.validate()
-    out = {f"LP-DS d={d:g}": replace(cfg.steer, method="lpds", delta=d,
-                                     freeze_lambda=cfg.freeze_lambda) for d in cfg.deltas}
+
+    def lp(d):
+        return replace(cfg.steer, method="lpds", delta=d, freeze_lambda=cfg.freeze_lambda)
+
+    out = {f"LP-DS d={d:g}": lp(d) for d in cfg.deltas[:2]}
     one = len(cfg.dsrl_bounds) == 1
     for w, c in zip(cfg.dsrl_bounds, cfg.residual_scales):
         out["DSRL" if one else f"DSRL W={w:g}"] = replace(cfg.steer, method="dsrl",
                                                           dsrl_bound=w)
         out["residual RL" if one else f"residual RL c={c:g}"] = replace(
             cfg.steer, method="residual", residual_scale=c)
+    out.update({f"LP-DS d={d:g}": lp(d) for d in cfg.deltas[2:]})
     return out
 
 
@@ -124,22 +131,27 @@ def summarize(res: dict) -> dict:
     return out
 
 
+def online_run(cfg: LPDSConfig, label: str, seed: int, prior, progress=None) -> dict:
+    """One method's online run from ``prior`` (uncached; a mutation test calls it with a bug
+    injected): its summary with the validation return of its deployed policy."""
+    configs = method_configs(cfg)
+    g = generator(1000 * seed + 17 + list(configs).index(label))
+    res = train_steering(prior, cfg.map, configs[label], g, progress)
+    # ONE validation split per seed for every method (v2 drew one per run): the same 2048
+    # starts and noise, never the reported evaluation's; each method's setting is chosen on it
+    res["val_return"] = validation_return(res["steerer"], cfg.map,
+                                          generator(1000 * seed + 517))
+    return summarize(res)
+
+
 def run_method(cfg: LPDSConfig, label: str, seed: int, progress=None,
                device: str = "cpu") -> dict:
     """One method's online run from the seed's prior on ``device`` (cached)."""
     dev = resolve_device(device)
     scfg = method_configs(cfg)[label]
-    index = list(method_configs(cfg)).index(label)
 
     def compute():
-        prior = trained_prior(cfg, seed, dev)
-        g = generator(1000 * seed + 17 + index)
-        res = train_steering(prior, cfg.map, scfg, g, progress)
-        # a split of its own (never the reported evaluation's starts): baselines choose their
-        # grid value on it
-        res["val_return"] = validation_return(res["steerer"], cfg.map,
-                                              generator(1000 * seed + 517 + index))
-        return summarize(res)
+        return online_run(cfg, label, seed, trained_prior(cfg, seed, dev), progress)
 
     return cached(PAPER, device_key("run", dev), (cfg.map, cfg.prior, scfg), seed,
                   CACHE_VERSION, compute)
@@ -169,13 +181,14 @@ def experiment(cfg: LPDSConfig, seed: int, progress=None, device: str = "cpu") -
 
 
 def tuned(res: dict, labels: list[str]) -> str:
-    """The label of a baseline's grid value with the best validation return."""
+    """The label of a method's setting with the best return on the shared validation split
+    (LP-DS's delta as well as each baseline's bound)."""
     return max(labels, key=lambda k: res[k]["val_return"])
 
 
 def final_trust(res: dict, delta: float) -> float:
-    """The final policy's E||Delta||^2 / delta, on the evaluation's 2048 fresh starts (the
-    policy that is deployed, not an average over the training iterates)."""
+    """The deployed policy's E||Delta||^2 / delta on the evaluation's 2048 fresh starts: v3's
+    averaged iterate (v2 read the last primal-dual iterate, kept as ``res["last"]``)."""
     return res["final_delta_sq"] / delta
 
 

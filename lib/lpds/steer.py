@@ -8,6 +8,11 @@ actor that maximises it:
   ``Q(s, w)``; the Lagrangian ``L = -E[Q(s, eps + Delta)] + lambda (E||Delta||^2 - delta)``
   is minimised in ``theta`` while ``lambda <- [lambda + eta_lambda (E||Delta||^2 - delta)]_+``
   (dual ascent once per iteration).  ``freeze_lambda`` (the mutation) keeps ``lambda = 0``.
+  The deployed policy is the **averaged iterate** (claims v3): ``Delta_bar(s)``, the mean of
+  ``Delta_theta_t(s)`` over the iterates of the last ``AVERAGE_SUFFIX`` of actor training, for
+  which primal-dual methods guarantee the constraint (the last iterate oscillates with lambda;
+  ``E||Delta||^2`` is convex in Delta's outputs, so Jensen bounds the average's by the
+  iterates' mean). The last iterate's evaluation is kept under ``"last"``.
 * **DSRL** (baseline): an unconstrained latent policy, a tanh-squashed Gaussian
   ``w = W tanh(mu(s) + sigma(s) xi)`` with a SAC entropy bonus ``alpha log pi`` and
   automatically tuned ``alpha`` (target entropy ``-dim``, the SB3 / DSRL default).
@@ -22,6 +27,7 @@ CPU generator and then moved, so a CPU run is bit-identical whichever device cod
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -32,6 +38,7 @@ from icml26.common import check_choice, check_int
 from icml26.lpds.env import MapConfig, rollout, sample_states
 
 METHODS = ("lpds", "dsrl", "residual")
+AVERAGE_SUFFIX = 0.5  # LP-DS deploys the mean of its iterates over the last half of actor steps
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,19 @@ def kl_entropy(x: torch.Tensor, k: int = 3) -> float:
     return float(torch.special.digamma(torch.tensor(float(n)))
                  - torch.special.digamma(torch.tensor(float(k))) + log_vd
                  + d * r.log().mean())
+
+
+class AveragedActor(nn.Module):
+    """The averaged iterate: ``Delta_bar(s) = mean_t Delta_theta_t(s)`` over stored actors."""
+
+    def __init__(self, actors: list[nn.Module]):
+        super().__init__()
+        if not actors:
+            raise ValueError("need at least one iterate to average, got 0")
+        self.actors = nn.ModuleList(actors)
+
+    def forward(self, s: torch.Tensor) -> torch.Tensor:
+        return torch.stack([a(s) for a in self.actors]).mean(0)
 
 
 class Steerer:
@@ -228,6 +248,8 @@ def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
     buf_s, buf_x, buf_r = [], [], []
     hist = {k: [] for k in ("episodes", "return", "delta_sq", "lam", "ent_episodes",
                             "entropy")}
+    avg_from = cfg.warmup + int((cfg.iterations - cfg.warmup) * (1 - AVERAGE_SUFFIX))
+    iterates = []  # LP-DS's actors over the averaging suffix
     for it in range(cfg.iterations):
         s = sample_states(map_cfg, cfg.n_envs, gen, st.device)
         out = st.act(s, gen)
@@ -244,6 +266,8 @@ def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
                 idx = torch.randint(0, len(S), (cfg.batch,), generator=gen)
                 sq.append(st.actor_step(S[idx], gen))
             st.dual_step(sum(sq) / len(sq))
+            if cfg.method == "lpds" and it >= avg_from:
+                iterates.append(copy.deepcopy(st.actor).requires_grad_(False))
         hist["episodes"].append((it + 1) * cfg.n_envs)
         hist["return"].append(float(r.mean()))
         hist["delta_sq"].append(dsq)
@@ -254,7 +278,18 @@ def train_steering(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
                                                   cfg.knn_k, gen))
         if progress is not None:
             progress((it + 1) / cfg.iterations)
-    return {"history": hist, "steerer": st, **evaluate(st, map_cfg, cfg, gen)}
+    if cfg.method != "lpds" or not iterates:
+        return {"history": hist, "steerer": st, **evaluate(st, map_cfg, cfg, gen)}
+    # LP-DS: the last iterate and the deployed averaged iterate on the same starts and noise
+    state = gen.get_state()
+    last = evaluate(st, map_cfg, cfg, gen)
+    gen.set_state(state)
+    st.actor = AveragedActor(iterates)
+    out = evaluate(st, map_cfg, cfg, gen)
+    out["last"] = {k: last[k] for k in ("final_return", "final_delta_sq", "off_support",
+                                        "final_entropy")}
+    out["averaged_iterates"] = len(iterates)
+    return {"history": hist, "steerer": st, **out}
 
 
 def evaluate(st: Steerer, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Generator,
@@ -285,7 +320,8 @@ def evaluate_prior(prior, map_cfg: MapConfig, cfg: SteerConfig, gen: torch.Gener
 
 def validation_return(st: Steerer, map_cfg: MapConfig, gen: torch.Generator,
                       n: int = 2048) -> float:
-    """The final policy's mean return on ``n`` starts drawn from a generator of its own: the
-    split a baseline's grid value is chosen on (never the evaluation that is reported)."""
+    """The deployed policy's mean return on ``n`` starts drawn from ``gen`` (claims v3: one
+    generator per seed shared by every method, so all choose their setting on the same
+    starts and noise; never the evaluation that is reported)."""
     s = sample_states(map_cfg, n, gen, st.device)
     return float(rollout(map_cfg, s, st.act(s, gen, explore=False)["a"])["return"].mean())

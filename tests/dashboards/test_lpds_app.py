@@ -65,3 +65,20 @@ def test_run_fills_the_result_views(monkeypatch):
     for chart in (e.run_returns_chart(), e.run_entropy_chart(), e.run_dual_chart(),
                   e.run_paths_chart()):
         assert chart is not None and chart.x_label and chart.y_label
+
+
+def test_fixed_comparison_charts_mark_the_validation_best_and_the_widest_bound():
+    cfg = lpds.LPDSConfig()
+    exp = {"BC": {"final_return": 0.3, "final_entropy": -35.0}}
+    for i, k in enumerate(lpds.method_configs(cfg)):
+        exp[k] = {"final_return": 0.1 * i, "val_return": -i if "d=2" not in k else 9.0,
+                  "final_entropy": float(i)}
+    tune = app.tuning_chart(exp, cfg)
+    (best,) = [s for s in tune.series if s.label == "validation-best setting"]
+    lp_best = exp["LP-DS d=2"]["final_return"]
+    assert best.y[0] == pytest.approx(lp_best)  # LP-DS read at its validation-best delta
+    ent = app.entropy_contrast_chart(exp, cfg)
+    (mark,) = [s for s in ent.series if s.kind == "vline"]
+    assert mark.at == max(cfg.dsrl_bounds)
+    assert any(s.kind == "hline" and s.at == exp["LP-DS d=2"]["final_entropy"]
+               for s in ent.series)
