@@ -3,8 +3,8 @@
 **Run** trains one MLP student on a synthetic teacher (cached on disk), collects its
 per-sample Jacobian statistics on the training and test inputs, then a Monte Carlo
 quantization TPV for every bit width: three named stages. After that every view is analytic:
-moving the bits, the label-noise sd and ridge, or the SGD learning rate and batch only
-rescales trace forms ``Tr(H_eff C)``, so the sliders answer at once.
+moving the bits, the label-noise sd and proximity penalty, or the SGD learning rate and batch
+only rescales trace forms ``Tr(H_eff C)``, so the sliders answer at once.
 
 Live views (Bokeh figures drawn once and updated in place, axes follow the data): TPV on
 training inputs against TPV on test inputs (log-log, with y = x) for the chosen perturbation
@@ -176,8 +176,10 @@ class TPVExplorer(ExplorerBase):
     bits = param.Integer(8, bounds=(1, 16), doc="Quantization bits b (delta = range/(2^b-1)).")
     label_sigma = param.Number(0.01, bounds=(0.001, 0.1), step=0.001,
                                doc="Sd of the Gaussian label noise (paper: 0.005, 0.01).")
-    label_lambda = param.Number(0.1, bounds=(0.001, 10.0), softbounds=(0.001, 1.0), step=0.001,
-                                doc="Proximity (ridge) penalty of the label-noise refits.")
+    label_lambda = param.Number(0.001, bounds=(0.001, 10.0), softbounds=(0.001, 1.0),
+                                step=0.001,
+                                doc="Proximity penalty lam ||w - w*||^2 of the label-noise "
+                                    "refits (paper: 1e-3; 200 epochs of momentum SGD).")
     sgd_lr = param.Number(1e-3, bounds=(1e-4, 0.1), softbounds=(1e-4, 1e-2), step=1e-4,
                           doc="SGD learning rate (C = lr/2B Hess L; paper: 1e-3, 5e-4).")
     sgd_batch = param.Integer(32, bounds=(1, 1000), softbounds=(1, 256),
@@ -394,19 +396,25 @@ def plot_quant_bits(df) -> hv.Overlay:
 
 
 PRUNING_Y = {"test_loss": "test loss (cross-entropy, nats)",
-             "test_acc": "test accuracy (share correct)"}
+             "test_acc": "test accuracy (share correct)",
+             "test_loss_ft": "test loss after fine-tune (cross-entropy, nats)",
+             "test_acc_ft": "test accuracy after fine-tune (share correct)"}
 
 
-def plot_pruning(df, y: str = "test_loss") -> hv.Overlay:
-    """F3: test loss (or accuracy) against neuron sparsity for each criterion."""
-    colors = {"jbr": "#d62728", "magnitude": "#1f77b4", "random": "#7f7f7f"}
-    names = {"jbr": "JBR (TPV of removal)", "magnitude": "magnitude", "random": "random"}
+def plot_pruning(df, y: str = "test_loss", title: str | None = None) -> hv.Overlay:
+    """F3: test loss (or accuracy; ``*_ft`` after the fine-tune every criterion gets)
+    against neuron sparsity for each criterion."""
+    colors = {"jbr": "#d62728", "magnitude": "#1f77b4", "random": "#7f7f7f",
+              "jbr (Fisher metric, v1)": "#ff9896"}
+    names = {"jbr": "JBR (logit TPV of removal)", "magnitude": "magnitude", "random": "random"}
     return hv.Overlay([
         hv.Curve((sub.sparsity, sub[y]), "neuron sparsity (share of hidden neurons removed)",
                  PRUNING_Y.get(y, y.replace("_", " ")),
                  label=names.get(c, c)).opts(color=colors.get(c, "black"))
         for c, sub in df.groupby("criterion")]).opts(
-        title="Pruning on digits (no fine-tuning)", legend_position="top",
+        title=title or ("Pruning on digits, then the same fine-tune for every criterion"
+                        if y.endswith("_ft") else "Pruning on digits (no fine-tuning)"),
+        legend_position="top",
         responsive=True, min_height=340)
 
 

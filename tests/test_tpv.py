@@ -187,6 +187,57 @@ def test_linearised_label_refit_matches_the_closed_form():
     assert abs(mc / exact - 1) < 0.15  # 200 draws
 
 
+def refit_kw(cfg: tpv.TPVConfig) -> dict:
+    return {"refit": cfg.label_refit, "lr": cfg.label_lr, "momentum": cfg.label_momentum,
+            "epochs": cfg.label_epochs}
+
+
+def test_refit_filter_is_the_ridge_at_convergence_and_zero_without_steps_to_go():
+    e = torch.tensor([0.0, 1e-3, 1.0, 50.0, 400.0], dtype=torch.float64)
+    n_lam = 5 * 1e-3
+    ridge = tpv.refit_filter(e, 1e-3, "ridge")
+    torch.testing.assert_close(ridge, 1 / (e + n_lam))
+    gd = tpv.refit_filter(e, 1e-3, "gd", lr=2e-3, momentum=0.9, epochs=200)
+    phi = gd / ridge
+    assert float(phi[0]) < 0.05 and float(phi[1]) < 0.05  # flat modes barely move
+    assert abs(float(phi[-1]) - 1) < 1e-3  # stiff modes reach the ridge fixed point
+    assert bool((phi[1:4] > phi[:3]).all())  # stiffer modes go further (up to the overshoot)
+    # the ridge filter reproduces the version-1 closed form
+    model, x = net(width=8), inputs(30)
+    fac = tpv.layer_factors(model, x)
+    k = tpv.ntk_gram(fac, fac)
+    basis = tpv.label_basis(k, {"train": k})
+    assert tpv.tpv_label_refit(basis, "train", 0.3, tpv.refit_filter(basis.evals, 0.05, "ridge")
+                               ) == pytest.approx(tpv.tpv_label_trace(basis, "train", 0.3, 0.05),
+                                                  rel=1e-5)
+
+
+def test_early_stopped_refit_filter_is_the_papers_nonlinear_refits():
+    """The linearised filter against the paper's refits run for real (momentum SGD from w*
+    on f* + eps, cosine, proximity penalty) on a small trained student, draw by draw."""
+    from torch.func import functional_call, vmap
+
+    model, data, _ = tpv.train_student("multi_relu", 16, 3, 80, 0, d=5, n_test=100, steps=150,
+                                       use_cache=False)
+    x, xt = data["X_train"], data["X_test"]
+    cfg = tpv.TPVConfig()
+    fac = tpv.layer_factors(model, x)
+    k = tpv.ntk_gram(fac, fac, dtype=torch.float64)
+    kt = tpv.ntk_gram(tpv.layer_factors(model, xt), fac, dtype=torch.float64)
+    e, u = torch.linalg.eigh(k)
+    filt = tpv.refit_filter(e, cfg.label_lambda, **refit_kw(cfg))
+    eps = cfg.label_sigma * torch.randn(6, 80, 1, generator=torch.Generator().manual_seed(3))
+    alpha = (eps[..., 0].double() @ u * filt) @ u.T
+    refit = tpv.nonlinear_refits(model, x, eps, cfg.label_lambda, cfg.label_lr,
+                                 cfg.label_momentum, cfg.label_epochs)
+    with torch.no_grad():
+        for xs, lin in ((x, alpha @ k), (xt, alpha @ kt.T)):
+            real = vmap(lambda q, xs=xs: functional_call(model, q, (xs,)))(refit)[..., 0] \
+                - model(xs)[None, :, 0]
+            err = (lin - real.double()).pow(2).mean() / lin.pow(2).mean()
+            assert float(err) < 0.03, float(err)
+
+
 def test_jacobian_transpose_is_z_times_the_jacobian():
     model, x = net(width=6), inputs(10)
     z = torch.randn(4, 10, generator=torch.Generator().manual_seed(6), dtype=torch.float64)
@@ -205,9 +256,11 @@ def test_perturbation_draws_have_the_covariance_of_the_trace_forms(perturbation)
     per = (du.double() @ jac.T).pow(2).mean(1)
     fac = tpv.layer_factors(model, x)
     k = tpv.ntk_gram(fac, fac)
+    basis = tpv.label_basis(k, {"train": k})
     exact = {"sgd": tpv.tpv_sgd_trace(k, cfg.sgd_lr, cfg.sgd_batch),
-             "label": tpv.tpv_label_trace(tpv.label_basis(k, {"train": k}), "train",
-                                          cfg.label_sigma, cfg.label_lambda),
+             "label": tpv.tpv_label_refit(
+                 basis, "train", cfg.label_sigma,
+                 tpv.refit_filter(basis.evals, cfg.label_lambda, **refit_kw(cfg))),
              "quant": tpv.tpv_quant_trace(tpv.heff_trace(model, x),
                                           tpv.quant_step(tpv.flat_params(model), cfg.bits))}
     se = float(per.std()) / math.sqrt(per.numel())
@@ -313,6 +366,61 @@ def test_pruning_curve_removes_the_requested_fraction(tmp_cache):
     assert int((m.layers[0].weight.abs().sum(1) == 0).sum()) == 8
 
 
+def test_fine_tune_keeps_removed_neurons_at_zero_and_lowers_the_training_loss(tmp_cache):
+    model, data = prn.train_digits(SMALL_DIGITS, 0)
+    rows = prn.pruning_curve(model, data, "magnitude", [0.0, 0.5], seed=1, finetune_steps=30,
+                             finetune_lr=1e-3, finetune_at=0.5)
+    assert "test_loss_ft" not in rows[0] and "test_loss_ft" in rows[1]
+    m = tpv.MLP(model.sizes)
+    m.load_state_dict(model.state_dict())
+    alive = []
+    for h in (0, 1):
+        idx = prn.neuron_importance(m, h, "magnitude").argsort()[:8]
+        prn.prune_neurons(m, h, idx)
+        a = torch.ones(16, dtype=torch.bool)
+        a[idx] = False
+        alive.append(a)
+    ft = prn.fine_tune(m, data, alive, 30, 1e-3)
+    ce = torch.nn.functional.cross_entropy
+    with torch.no_grad():
+        assert float(ce(ft(data["X_train"]), data["y_train"])) < float(
+            ce(m(data["X_train"]), data["y_train"]))
+    with torch.no_grad():
+        for h, a in enumerate(alive):
+            assert float(ft.layers[h].weight[~a].abs().sum() + ft.layers[h].bias[~a].abs().sum()
+                         + ft.layers[h + 1].weight[:, ~a].abs().sum()) == 0.0
+
+
+def _pruning_estimates(dcfg: prn.DigitsConfig, seeds=range(8)) -> dict:
+    """The two pruning claims over ``seeds`` judged by the paper-level rule of their unit
+    (the BCa interval of the mean), from the claim code itself (``claims_for``' pruning
+    block)."""
+    from icml26 import estimates
+
+    tc = importlib.import_module("icml26.tpv.claims")  # the module (tpv.claims is a function)
+
+    values = {"jbr_matches_magnitude": [], "jbr_beats_random": []}
+    for seed in seeds:
+        for name, (value, _) in tc.pruning_claim_values(dcfg, seed).items():
+            values[name].append(value)
+    return {k: estimates.estimate(v, tpv.CLAIM_SPECS[k].op, tpv.CLAIM_SPECS[k].threshold,
+                                  tpv.CLAIM_SPECS[k].unit, list(seeds))
+            for k, v in values.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("tpv", "jbr_beats_random", "jbr_matches_magnitude")
+def test_jbr_with_its_tpv_geometry_switched_off_fails_the_jbr_headlines(tmp_cache):
+    """Mutations of issue 46: JBR's TPV scores replaced by random scores (its own draws, not
+    the random criterion's) must fail jbr_beats_random over seeds 0-7 (the mean rule); JBR's
+    ranking reversed (the most TPV-important neurons removed first) must fail
+    jbr_matches_magnitude. Same fine-tune for every criterion, as in the claims. ~30 s."""
+    random = _pruning_estimates(dataclasses.replace(prn.DigitsConfig(), jbr_scores="random"))
+    assert not random["jbr_beats_random"].holds, random["jbr_beats_random"].text
+    rev = _pruning_estimates(dataclasses.replace(prn.DigitsConfig(), jbr_scores="reversed"))
+    assert not rev["jbr_matches_magnitude"].holds, rev["jbr_matches_magnitude"].text
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("bad", [
     lambda: tpv.quant_step(torch.ones(3), 0),
@@ -336,11 +444,16 @@ def test_pruning_curve_removes_the_requested_fraction(tmp_cache):
     lambda: tpv.TPVConfig(heff_source="other").validate(),
     lambda: tpv.TPVConfig(loss_pairs=1).validate(),
     lambda: tpv.perturbation_draws(net(), inputs(), tpv.TPVConfig(), "prune", 2, 0),
+    lambda: tpv.TPVConfig(label_refit="adam").validate(),
+    lambda: tpv.refit_filter(torch.ones(3), 1e-3, "gd", momentum=1.0),
+    lambda: prn.DigitsConfig(jbr_scores="taylor").validate(),
+    lambda: prn.DigitsConfig(finetune_steps=-1).validate(),
     lambda: tpv.jacobian_transpose(tpv.layer_factors(net(d_out=2), inputs()), torch.ones(1, 12)),
 ], ids=["bits_0", "bits_negative", "config_bits", "width_0", "depth_1", "config_width",
         "sparsity_1", "sparsity_negative", "config_sparsity", "curve_sparsity",
         "curve_order", "criterion", "layer", "metric", "teacher", "scale", "space", "lr",
-        "heff_source", "loss_pairs", "tracked", "jt_vector_output"])
+        "heff_source", "loss_pairs", "tracked", "label_refit", "momentum", "jbr_scores",
+        "finetune_steps", "jt_vector_output"])
 def test_bad_input_raises(bad):
     with pytest.raises(ValueError):
         bad()

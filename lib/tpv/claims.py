@@ -7,7 +7,15 @@ label noise), "TPV correlates well with test loss" and JBR "matching state-of-th
 baselines" (headlines); the trace form ``Tr(H_eff C)`` against Monte Carlo is what every TPV
 here rests on (mechanism); the small-``n_train`` deviation is the scatter's control (the
 stability claim is not true by construction: with few training inputs TPV_train does move
-away from TPV_test), a check."""
+away from TPV_test), a check.
+
+CLAIMS_VERSION 2 (issue 46 item 8, fixed before any seed ran on it): JBR scores neurons by
+the TPV of removal on the logits (it was the softmax-Fisher metric, nearly 0 on training
+inputs at train CE ~0.02); every criterion gets the same short fine-tune after pruning;
+"matching state-of-the-art baselines" is non-inferiority against magnitude pruning with a
+margin of 10% of magnitude's test loss (``jbr_matches_magnitude``, was
+``jbr_beats_magnitude``); label-noise TPV by the paper's early-stopped refits
+(:mod:`icml26.tpv.refits`), not a ridge refit."""
 
 from __future__ import annotations
 
@@ -28,6 +36,9 @@ if TYPE_CHECKING:
 CONVERGES = "training-set TPV converges to its test-set counterpart in the overparameterized limit"
 JBR = ("JBR, a label-free pruning criterion derived from TPV geometry matching state-of-the-art "
        "baselines")
+CLAIMS_VERSION = 2
+#: the non-inferiority margin of jbr_matches_magnitude, fixed in writing before any seed
+JBR_MARGIN = 0.10
 
 
 def claim_specs(cfg: TPVConfig, dcfg: DigitsConfig) -> dict[str, ClaimSpec]:
@@ -67,15 +78,19 @@ def claim_specs(cfg: TPVConfig, dcfg: DigitsConfig) -> dict[str, ClaimSpec]:
                       "(Spearman >= 0.7 for quantization, SGD and label noise)",
             op=">=", threshold=0.7, expected=False, role="headline", unit="each",
             source="TPV correlates well with test loss"),
-        "jbr_beats_magnitude": ClaimSpec(
+        "jbr_matches_magnitude": ClaimSpec(
             statement="JBR, a label-free pruning criterion \"matching state-of-the-art "
-                      f"baselines\": at {sparsity} neuron sparsity on digits, JBR pruning gives "
-                      "a test loss <= magnitude pruning's",
-            op="<=", threshold=1.0, expected=False, role="headline", unit="mean", source=JBR),
+                      f"baselines\": at {sparsity} neuron sparsity on digits, after the same "
+                      f"short fine-tune ({dcfg.finetune_steps} steps) for both, JBR's test loss "
+                      f"is non-inferior to magnitude pruning's (within a {100 * JBR_MARGIN:.0f}% "
+                      "margin fixed before any seed)",
+            op="<=", threshold=1.0 + JBR_MARGIN, expected=False, role="headline", unit="mean",
+            source=JBR),
         "jbr_beats_random": ClaimSpec(
-            statement="JBR, a label-free pruning criterion \"matching state-of-the-art "
-                      f"baselines\": at {sparsity} neuron sparsity on digits, JBR pruning gives "
-                      "a test loss <= random pruning's",
+            statement="JBR, a label-free pruning criterion \"derived from TPV geometry\": at "
+                      f"{sparsity} neuron sparsity on digits, after the same short fine-tune "
+                      f"({dcfg.finetune_steps} steps) for both, JBR's test loss is <= random "
+                      "pruning's",
             op="<=", threshold=1.0, expected=False, role="headline", unit="mean", source=JBR),
     }
 
@@ -113,7 +128,7 @@ def claims_for(cfg: TPVConfig, dcfg: DigitsConfig, seed: int = 0, impl: str = "a
         _scatter_claims(cfg, points, table.add)
     with table.guard(("quant_trace_matches_mc",)):
         _quant_claim(cfg, seed, impl, table.add, dev)
-    with table.guard(("jbr_beats_magnitude", "jbr_beats_random")):
+    with table.guard(("jbr_matches_magnitude", "jbr_beats_random")):
         _pruning_claims(dcfg, seed, table.add, dev)
     order = list(specs)
     return sorted(table.claims, key=lambda c: order.index(c.name))
@@ -154,12 +169,10 @@ def _scatter_claims(cfg: TPVConfig, points: pd.DataFrame, add) -> None:
         f"{top.dev:.3f} at n_train={n_big}, over {scope}; {shortcut}")
     lab = _worst(points, n_big, ("label",))
     add("label_train_predicts_test", lab.dev,
-        f"max over {scope} at n_train={n_big}; worst: {_where(lab)}; linearised refits, ridge "
-        f"lam={cfg.label_lambda} (an analytic solve standing in for the paper's early-stopped "
-        "refits). Not expected: the refit fits the noise AT the training inputs, so train "
-        "TPV carries self-terms test TPV lacks; the relu teacher's widest depth-3 student sits "
-        "at 1.10-1.105 and fails on seeds 0, 2, 3 of 0-4 (smaller lam: far worse, see the "
-        "notebook)")
+        f"max over {scope} at n_train={n_big}; worst: {_where(lab)}; {_refit(cfg)}. Not "
+        "expected (decided before results): the refit fits the noise AT the training inputs, "
+        "so train TPV carries self-terms test TPV lacks (version 1, ridge lam=0.1 standing "
+        "in for the refits: held on 5 of 16 seeds)")
     rho = {p: rank_correlation(g.tpv_train, g.loss_increase)
            for p, g in points.groupby("perturbation", sort=False)}
     rho_test = {p: rank_correlation(g.tpv_test, g.loss_increase)
@@ -175,12 +188,21 @@ def _scatter_claims(cfg: TPVConfig, points: pd.DataFrame, add) -> None:
         f"increase: {cfg.loss_pairs} antithetic pairs w* +- du per point on the first "
         f"{cfg.loss_inputs} test inputs, du "
         "drawn from each trace form's C (uniform dither; Gaussian with the Gauss-Newton SGD "
-        "covariance, not SGD iterates; the linearised ridge refit, not GD refits). Not "
+        "covariance, not SGD iterates; label: " + _refit(cfg) + "). Not "
         "expected: quantization falls to 0.647 on seed 3 (0.73-0.86 on seeds 0-2, 4). On "
         "seeds 0 and 3, TPV ranks the quantization increases at 0.92-0.97 at n_train=1000 but "
         "at about 0.3 at n_train=10, where the increase departs from TPV_test by more than 3 SE "
         "at 14 of the 36 quantization points (the residual-weighted second-order term TPV "
         "ignores, not Monte Carlo noise: median SE 7-8% of the increase)")
+
+
+def _refit(cfg: TPVConfig) -> str:
+    if cfg.label_refit == "ridge":
+        return f"linearised ridge refits, lam={cfg.label_lambda:g}"
+    return (f"linearised early-stopped refits as the paper's (from w* on f* + eps, "
+            f"{cfg.label_epochs} full-batch epochs of SGD, momentum {cfg.label_momentum:g}, lr "
+            f"{cfg.label_lr:g}, cosine, proximity {cfg.label_lambda:g} ||w - w*||^2), exact "
+            "mode by mode in the NTK eigenbasis")
 
 
 def _quant_claim(cfg: TPVConfig, seed: int, impl: str, add, device="cpu") -> None:
@@ -198,16 +220,30 @@ def _quant_claim(cfg: TPVConfig, seed: int, impl: str, add, device="cpu") -> Non
 
 
 def _pruning_claims(dcfg: DigitsConfig, seed: int, add, device="cpu") -> None:
+    for name, (value, note) in pruning_claim_values(dcfg, seed, device).items():
+        add(name, value, note)
+
+
+def pruning_claim_values(dcfg: DigitsConfig, seed: int, device="cpu"
+                         ) -> dict[str, tuple[float, str]]:
+    """``{claim: (measured, note)}`` of the two pruning claims (the mutation tests read it
+    over many seeds without the rest of the claims)."""
     at = pruning_claim_data(dcfg, seed, device)
-    loss = {k: v["test_loss"] for k, v in at.items()}
+    ft = {k: v.get("test_loss_ft", v["test_loss"]) for k, v in at.items()}
+    raw = {k: v["test_loss"] for k, v in at.items()}
+    acc = {k: v.get("test_acc_ft", v["test_acc"]) for k, v in at.items()}
+    scores = "" if dcfg.jbr_scores == "tpv" else \
+        f" JBR's scores REPLACED ({dcfg.jbr_scores}: the mutation);"
     note = (f"test CE with {100 * dcfg.claim_sparsity:.0f}% of each hidden layer removed "
-            f"(iterative 5% steps, no fine-tuning): JBR ({dcfg.metric} metric) "
-            f"{loss['jbr']:.3f}, magnitude {loss['magnitude']:.3f}, random "
-            f"{loss['random']:.3f}, unpruned {loss['none']:.3f} (classifier trained from the "
-            "seed and cached; JBR from exact per-sample layer factors); measured = JBR / "
-            "other. Not expected: removing half the neurons without fine-tuning is far outside the "
-            "first-order regime and JBR scores neurons one by one (cross-terms between removed "
-            "neurons dominate the joint TPV); on seeds 0-4 JBR beats magnitude on 0, 1, 4 and "
-            "random on all but 3")
-    add("jbr_beats_magnitude", loss["jbr"] / loss["magnitude"], note)
-    add("jbr_beats_random", loss["jbr"] / loss["random"], note)
+            f"(iterative 5% steps), then the same fine-tune for every criterion "
+            f"({dcfg.finetune_steps} full-batch AdamW steps, lr {dcfg.finetune_lr:g}, cosine, "
+            f"removed neurons held at zero): JBR ({dcfg.metric} metric) {ft['jbr']:.4f}, "
+            f"magnitude {ft['magnitude']:.4f}, random {ft['random']:.4f} (accuracy "
+            f"{acc['jbr']:.3f} / {acc['magnitude']:.3f} / {acc['random']:.3f}); before the "
+            f"fine-tune {raw['jbr']:.3f} / {raw['magnitude']:.3f} / {raw['random']:.3f}; "
+            f"unpruned {raw['none']:.4f}.{scores} Classifier trained from the seed and cached; "
+            "JBR from exact per-sample layer factors, label-free; measured = JBR / other. "
+            f"Non-inferiority margin {100 * JBR_MARGIN:.0f}% of magnitude's loss and the "
+            "fine-tune fixed before any seed (issue 46)")
+    return {"jbr_matches_magnitude": (ft["jbr"] / ft["magnitude"], note),
+            "jbr_beats_random": (ft["jbr"] / ft["random"], note)}

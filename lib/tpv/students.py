@@ -34,9 +34,10 @@ from icml26.tpv.estimators import (
     tpv_label_trace,
     tpv_quant_trace,
 )
+from icml26.tpv.refits import REFITS, refit_filter, tpv_label_refit
 
 PAPER = "tpv"
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: label-noise TPV by the early-stopped refits (issue 46)
 TEACHERS = ("multi_relu", "linear", "relu")
 PERTURBATIONS = ("sgd", "quant", "label", "prune")
 HEFF_SOURCES = ("same", "reinit")
@@ -128,7 +129,11 @@ class TPVConfig:
     sgd_lr: float = 1e-3  # paper SGD_LR_LIST[0]
     sgd_batch: int = 32  # paper SGD_BATCH_SIZE_LIST[0]
     label_sigma: float = 0.01  # paper LABEL_SIGMA_LIST[1]
-    label_lambda: float = 0.1  # ridge equivalent of the paper's early-stopped refits (ours)
+    label_lambda: float = 1e-3  # paper CENTER_PENALTY_LAMBDA (proximity penalty of the refits)
+    label_refit: str = "gd"  # the paper's early-stopped refits; "ridge" = their fixed point
+    label_epochs: int = 200  # paper LABEL_NOISE_EPOCHS (full batch)
+    label_lr: float = 2e-3  # paper LABEL_NOISE_LR (SGD, momentum 0.9, cosine)
+    label_momentum: float = 0.9  # paper's optimizer
     heff_source: str = "same"  # "reinit" = the pitfall: H_eff of a re-initialised network
     loss_pairs: int = 64  # antithetic pairs of draws per student and perturbation for the
     #                       measured test-loss increase (tpv_tracks_test_loss; ours)
@@ -161,6 +166,12 @@ class TPVConfig:
         if not self.label_sigma >= 0:
             raise ValueError(f"label_sigma must be >= 0, got {self.label_sigma}")
         check_pos("label_lambda", self.label_lambda)
+        if self.label_refit not in REFITS:
+            raise ValueError(f"label_refit must be one of {REFITS}, got {self.label_refit!r}")
+        check_int("label_epochs", self.label_epochs, 1)
+        check_pos("label_lr", self.label_lr)
+        if not 0 <= self.label_momentum < 1:
+            raise ValueError(f"label_momentum must be in [0, 1), got {self.label_momentum}")
         if self.heff_source not in HEFF_SOURCES:
             raise ValueError(f"heff_source must be one of {HEFF_SOURCES}, "
                              f"got {self.heff_source!r}")
@@ -257,19 +268,31 @@ def curvature(model: MLP, data: dict[str, torch.Tensor],
 
 
 def trace_forms(curv: Curvature, bits: int, sgd_lr: float, sgd_batch: int,
-                label_sigma: float, label_lambda: float) -> dict[str, float]:
+                label_sigma: float, label_lambda: float, label_refit: str = "gd",
+                label_epochs: int = 200, label_lr: float = 2e-3,
+                label_momentum: float = 0.9) -> dict[str, float]:
     """Trace-form TPV on train and test inputs: ``{quant,sgd,label}_{train,test}`` and
-    ``delta``. Cheap: every per-sample quantity is already in ``curv``."""
+    ``delta``. Label noise by the refit ``label_refit`` (:mod:`icml26.tpv.refits`; default the
+    paper's early-stopped momentum GD). Cheap: every per-sample quantity is already in
+    ``curv``."""
     check_bits(bits)
     check_pos("sgd_lr", sgd_lr)
     check_int("sgd_batch", sgd_batch, 1)
     delta = (curv.w_max - curv.w_min) / (2**bits - 1)
+    filt = refit_filter(curv.label.evals, label_lambda, label_refit, label_lr, label_momentum,
+                        label_epochs)
     out = {"delta": delta}
     for split in ("train", "test"):
         out[f"quant_{split}"] = tpv_quant_trace(curv.trace_heff[split], delta)
         out[f"sgd_{split}"] = sgd_lr / sgd_batch * curv.cross[split]
-        out[f"label_{split}"] = tpv_label_trace(curv.label, split, label_sigma, label_lambda)
+        out[f"label_{split}"] = tpv_label_refit(curv.label, split, label_sigma, filt)
     return out
+
+
+def label_refit_args(cfg: TPVConfig) -> dict:
+    """The label-noise refit settings of ``cfg`` as :func:`trace_forms` keywords."""
+    return {"label_refit": cfg.label_refit, "label_epochs": cfg.label_epochs,
+            "label_lr": cfg.label_lr, "label_momentum": cfg.label_momentum}
 
 
 def heff_network(model: MLP, heff_source: str, seed: int) -> MLP:
@@ -289,7 +312,7 @@ def student_tpv(model: MLP, data: dict[str, torch.Tensor], cfg: TPVConfig,
     ``cfg.heff_source="reinit"`` the curvature comes from a re-initialised network."""
     curv = curvature(model, data, heff_network(model, cfg.heff_source, seed))
     out = trace_forms(curv, cfg.bits, cfg.sgd_lr, cfg.sgd_batch, cfg.label_sigma,
-                      cfg.label_lambda)
+                      cfg.label_lambda, **label_refit_args(cfg))
     sweep = [{"lambda": lam, **{s: tpv_label_trace(curv.label, s, cfg.label_sigma, lam)
                                 for s in ("train", "test")}} for lam in LABEL_LAMBDAS]
     return {"trace_heff_train": curv.trace_heff["train"],
@@ -300,7 +323,8 @@ def record_key(cfg: TPVConfig, teacher: str, width: int, depth: int, n_train: in
     """The cache key of one student's records: what its training and its TPVs depend on."""
     return {"cfg": {k: v for k, v in cfg.__dict__.items()
                     if k in ("d", "n_test", "steps", "lr", "bits", "sgd_lr", "sgd_batch",
-                             "label_sigma", "label_lambda", "heff_source")},
+                             "label_sigma", "label_lambda", "heff_source", "label_refit",
+                             "label_epochs", "label_lr", "label_momentum")},
             "teacher": teacher, "width": width, "depth": depth, "n_train": n_train}
 
 

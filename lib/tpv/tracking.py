@@ -18,8 +18,10 @@ How ``du`` is drawn (the covariance of each trace form, not the paper's training
   at ``cfg.bits`` bits (the fused ``quant_noise`` kernel, as the Monte Carlo TPV);
 * ``sgd``: ``N(0, (lr / B) H_eff(train))`` as ``du = sqrt(lr / (B n)) J_train^T z``,
   ``z ~ N(0, I_n)``: the Gauss-Newton SGD-noise covariance, not SGD iterates;
-* ``label``: the linearised ridge refit ``du = J_train^T (K + n lam I)^{-1} eps``,
-  ``eps ~ N(0, s^2 I_n)``: the refit of the trace form, not gradient-descent refits.
+* ``label``: the linearised early-stopped refit of the trace form
+  (:mod:`icml26.tpv.refits`), ``du = J_train^T U diag(g) U^T eps``, ``eps ~ N(0, s^2 I_n)``,
+  ``K = U diag(e) U^T``, ``g`` the filter of the paper's 200 epochs of momentum GD (or of the
+  ridge, ``cfg.label_refit="ridge"``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from icml26.tpv.estimators import (
     quant_step,
     unflatten,
 )
+from icml26.tpv.refits import refit_filter
 from icml26.tpv.students import TPVConfig, cached, record_key, train_student
 
 TRACKED = ("quant", "sgd", "label")  # the perturbations of F1 (pruning is F3)
@@ -60,9 +63,10 @@ def perturbation_draws(model: MLP, x_train: torch.Tensor, cfg: TPVConfig, pertur
     z = torch.randn(draws, n, generator=g, dtype=torch.float64).to(w.device)
     if perturbation == "sgd":
         return jacobian_transpose(fac, z * math.sqrt(cfg.sgd_lr / (cfg.sgd_batch * n))).float()
-    gram = ntk_gram(fac, fac, dtype=torch.float64)
-    ridge = gram + n * cfg.label_lambda * torch.eye(n, dtype=torch.float64, device=w.device)
-    alpha = torch.linalg.solve(ridge, cfg.label_sigma * z.T).T  # [draws, n]
+    evals, u = torch.linalg.eigh(ntk_gram(fac, fac, dtype=torch.float64))
+    filt = refit_filter(evals, cfg.label_lambda, cfg.label_refit, cfg.label_lr,
+                        cfg.label_momentum, cfg.label_epochs).to(u.device)
+    alpha = ((cfg.label_sigma * z) @ u * filt) @ u.T  # [draws, n]
     return jacobian_transpose(fac, alpha).float()
 
 
