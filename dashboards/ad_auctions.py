@@ -19,12 +19,10 @@ import dataclasses
 import functools
 
 import numpy as np
-import panel as pn
 import param
 
 from icml26 import ad_auctions as aa
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 BIDDER_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 NET, GROSS, HEUR = "#1f77b4", "#7f7f7f", "#d62728"
@@ -142,6 +140,16 @@ def _live(market: aa.MarketConfig, z: float, seed: int) -> dict:
             "shift": aa.figure_shift_data(cfg, seed, z)}
 
 
+LIVE_CAPTION = (
+    f"*Live views* ({LIVE_MARKETS} episodes of {LIVE_HORIZON} rounds; the claims use 64 x "
+    "300). *Top left:* net revenue (payments - kappa z) and gross payments per round vs the "
+    "creative investment z at the bidders' ODDB-R response; the dot marks the optimum, "
+    "the dotted line the chosen z. *Top right:* spend / budget of each bidder at z; values "
+    "shift at the dotted line (bidders 0 and 1 x1.6, bidder 2 x0.7); 'bound' bidders would "
+    "overspend without pacing. *Bottom:* their duals mu with the regulariser (solid) and "
+    "without (dashed). The market model is derived from the paper's abstract.")
+
+
 # --------------------------------------------------------------------------- explorer
 class AdAuctionsExplorer(ExplorerBase):
     """Turn the inference cost, the lift and the pacing; train the platform by Run."""
@@ -170,12 +178,11 @@ class AdAuctionsExplorer(ExplorerBase):
                                        "episodes each).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of every draw.")
     run = param.Event(doc="Train TTSL-PPO and evaluate it against the heuristics.")
+    RUN_LABEL, LIVE_CAPTION = "Run TTSL-PPO", LIVE_CAPTION
 
     INVALID_EXAMPLES = [{"z": 5.0, "z_max": 2.0}]
 
     def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
         self._show_error()
 
@@ -252,20 +259,24 @@ class AdAuctionsExplorer(ExplorerBase):
         return [self.net_chart, self.spend_view, self.dual_view]
 
     # ------------------------------------------------------------------ the Run
-    @param.depends("run_done")
+    @run_chart
     def ppo_z_view(self) -> Chart | None:
         """F2 (after Run): the policy's mean z per iteration."""
-        return None if self._result is None else ppo_chart(self._result)
+        return ppo_chart(self._result)
 
-    @param.depends("run_done")
+    @run_chart
     def ppo_net_view(self) -> Chart | None:
         """F2 (after Run): batch net revenue per iteration vs the optimum and heuristics."""
-        return None if self._result is None else ppo_net_chart(self._result)
+        return ppo_net_chart(self._result)
+
+    def run_charts(self) -> list:
+        return [self.ppo_z_view, self.ppo_net_view]
 
     def result_note(self) -> str:
         if self._result is None:
             return ("**TTSL-PPO:** press **Run** to compute the grid optimum and the "
-                    "heuristics at T = 300 and train the platform's policy (about 40 s).")
+                    "heuristics at T = 300 and train the platform's policy (its cost: under "
+                    "the Run button).")
         r = self._result
         h = ", ".join(f"{k}: {v['net']:.4f}" for k, v in r["heuristics"].items())
         return (f"**TTSL-PPO** ({r['title']}): z = {r['z_ppo']:.2f}, net revenue "
@@ -273,13 +284,8 @@ class AdAuctionsExplorer(ExplorerBase):
                 f"optimum {r['net_star']:.4f} (z* = {r['z_star']:.2f}); heuristics {h}. "
                 "Dashed: the grid optimum; dotted: the myopic rule's z / each heuristic.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed, es, m = self.seed, aa.eval_seed(self.seed), cfg.eval_markets
         trainer = aa.PPOTrainer(cfg.market, cfg.ppo, seed)
         per = -(-cfg.ppo.iterations // CHUNKS)
@@ -315,54 +321,17 @@ class AdAuctionsExplorer(ExplorerBase):
                    "TTSL-PPO's budget", heuristics)]
         stages += [(f"TTSL-PPO iterations {i * per + 1}-{min((i + 1) * per, cfg.ppo.iterations)}"
                     f" of {cfg.ppo.iterations}", chunk) for i in range(CHUNKS)]
-        if self.run_stages(stages, keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run TTSL-PPO"}})
-        net, spend, dual = self.live_panes()
-        results = LiveFigures(self)
-        pz, pnet = (results.add(c) for c in (self.ppo_z_view, self.ppo_net_view))
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(net, spend, sizing_mode="stretch_width"),
-                                pn.Row(dual, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(pz, pnet, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    f"*Live views* ({LIVE_MARKETS} episodes of {LIVE_HORIZON} rounds; the claims use 64 x "
-    "300). *Top left:* net revenue (payments - kappa z) and gross payments per round vs the "
-    "creative investment z at the bidders' ODDB-R response; the dot marks the optimum, "
-    "the dotted line the chosen z. *Top right:* spend / budget of each bidder at z; values "
-    "shift at the dotted line (bidders 0 and 1 x1.6, bidder 2 x0.7); 'bound' bidders would "
-    "overspend without pacing. *Bottom:* their duals mu with the regulariser (solid) and "
-    "without (dashed). The market model is derived from the paper's abstract.")
+        self.run_stages(stages, keep)
 
 
 Explorer = AdAuctionsExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Autobidding auctions with LLM-powered creatives (ad_auctions)\n\n"
-        "*Autobidding Auctions with LLM-Powered Creatives*, ICML 2026 (poster 65017; no "
-        "arXiv id or code found). A platform invests z in LLM creatives that lift "
-        "click-through at an inference cost; budget-constrained autobidders pace by ODDB-R; "
-        "the platform learns z by TTSL-PPO. **The market model is derived from the "
-        "abstract.** Live: the net-revenue curve, spend and duals; **Run** trains TTSL-PPO.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Autobidding auctions with LLM-powered creatives (ad_auctions)\n\n"
+    "*Autobidding Auctions with LLM-Powered Creatives*, ICML 2026 (poster 65017; no "
+    "arXiv id or code found). A platform invests z in LLM creatives that lift "
+    "click-through at an inference cost; budget-constrained autobidders pace by ODDB-R; "
+    "the platform learns z by TTSL-PPO. **The market model is derived from the "
+    "abstract.** Live: the net-revenue curve, spend and duals; **Run** trains TTSL-PPO."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -19,12 +19,10 @@ import functools
 import math
 
 import numpy as np
-import panel as pn
 import param
 
 from icml26 import coval
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 COLORS = {"range only (seg-only)": "#7f7f7f", "seg-only": "#d62728", "+VVCR": "#ff7f0e",
           "+VICC": "#2ca02c", "full COVAL": "#1f77b4"}
@@ -120,10 +118,23 @@ def _scan(n_beams: int, radius: float, jag: float, jitter: float, index: int, se
     return coval.figure_scan_data(cfg, seed, index, radius=radius, jag=jag)
 
 
+LIVE_CAPTION = (
+    "*Left:* one held-out scene from above: grey the factual returns (walls with a doorway, "
+    "boxes, poles), red the anomaly's returns and outline, blue the background the "
+    "counterfactual scan sees once the anomaly is made non-occluding; black the sensor of the "
+    "labelled sweep, orange where it scans the other four sweeps from (second design, issue "
+    "35: the network also sees which occluded cells those sweeps saw free). *Right:* range "
+    "per beam of the labelled sweep; "
+    "the scans differ only between the dotted marks (the anomaly's angular shadow) unless the "
+    "counterfactual sensor is moved (sensor pose offset). The method is derived from the "
+    "abstract.")
+
+
 class COVALExplorer(ExplorerBase):
     """Move the anomaly's size and shape, the beams and the sensor; Run trains the models."""
 
     INVALID_EXAMPLES = [{"w_vvcr": 0.0, "w_vicc": 0.0}]
+    RUN_LABEL, LIVE_CAPTION = "Run training", LIVE_CAPTION
 
     radius = param.Number(0.6, bounds=(0.15, 1.5), step=0.05,
                           doc="Anomaly radius (m): training anomalies span 0.4-0.8 m, held-out "
@@ -150,11 +161,6 @@ class COVALExplorer(ExplorerBase):
                             doc="Training scenes in Run (the claims use 1024).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the scenes and of training.")
     run = param.Event(doc="Train seg-only and COVAL (these weights) and compare held-out AP.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
 
     # ------------------------------------------------------------------ model
     def config(self) -> coval.COVALConfig:
@@ -190,18 +196,14 @@ class COVALExplorer(ExplorerBase):
         return [self.top_chart, self.profile_chart]
 
     # ------------------------------------------------------------------ the Run
-    @param.depends("run_done")
+    @run_chart
     def size_chart(self) -> Chart | None:
         """Held-out AP by anomaly size, seg-only vs COVAL (after Run)."""
-        if self._result is None:
-            return None
         return size_distance_chart(self._result["rows"], "size")
 
-    @param.depends("run_done")
+    @run_chart
     def distance_chart(self) -> Chart | None:
         """Held-out AP by anomaly distance, seg-only vs COVAL (after Run)."""
-        if self._result is None:
-            return None
         return size_distance_chart(self._result["rows"], "distance")
 
     def run_charts(self) -> list:
@@ -218,16 +220,11 @@ class COVALExplorer(ExplorerBase):
         if self._result is None:
             return ("**Training:** press **Run** to train the segmentation-only model and "
                     "COVAL (these loss weights) on one replicate and compare their point AP on "
-                    "held-out anomalies (about 10-20 s at the defaults).")
+                    "held-out anomalies (its cost: under the Run button).")
         return f"**Held-out point AP:** {self._result['title']}."
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
         variants = ("seg-only", "full COVAL")
 
@@ -243,59 +240,21 @@ class COVALExplorer(ExplorerBase):
                 f"w_vicc {cfg.w_vicc:g}, {cfg.steps} steps, {cfg.n_train} training scenes, "
                 f"{cfg.n_beams} beams, noise {cfg.noise:g} m, seed {seed}")}
 
-        if self.run_stages([
+        self.run_stages([
             (f"seg-only: cast {cfg.n_train} scenes, train {cfg.steps} steps",
              lambda: train_one("seg-only")),
             (f"COVAL (w_vvcr {cfg.w_vvcr:g}, w_vicc {cfg.w_vicc:g}): train {cfg.steps} steps",
              lambda: train_one("full COVAL")),
-        ], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run training"}})
-        top, profile = self.live_panes()
-        results = LiveFigures(self)
-        size, dist = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(top, profile, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(size, dist, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* one held-out scene from above: grey the factual returns (walls with a doorway, "
-    "boxes, poles), red the anomaly's returns and outline, blue the background the "
-    "counterfactual scan sees once the anomaly is made non-occluding; black the sensor of the "
-    "labelled sweep, orange where it scans the other four sweeps from (second design, issue "
-    "35: the network also sees which occluded cells those sweeps saw free). *Right:* range "
-    "per beam of the labelled sweep; "
-    "the scans differ only between the dotted marks (the anomaly's angular shadow) unless the "
-    "counterfactual sensor is moved (sensor pose offset). The method is derived from the "
-    "abstract.")
+        ], keep)
 
 
 Explorer = COVALExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## COVAL: counterfactual occlusion-visibility anomaly learning (coval)\n\n"
-        "*COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR*, ICML 2026 "
-        "(no arXiv id or code found; **the method here is derived from the abstract**). "
-        "Live: a 2-D LiDAR scene's factual and counterfactual scans; **Run** trains the "
-        "segmentation-only model and COVAL and compares held-out AP.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## COVAL: counterfactual occlusion-visibility anomaly learning (coval)\n\n"
+    "*COVAL: Counterfactual Occlusion-Visibility Anomaly Learning for LiDAR*, ICML 2026 "
+    "(no arXiv id or code found; **the method here is derived from the abstract**). "
+    "Live: a 2-D LiDAR scene's factual and counterfactual scans; **Run** trains the "
+    "segmentation-only model and COVAL and compares held-out AP."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -27,7 +27,8 @@ import param
 import torch
 
 from icml26 import detectrouter as dr
-from icml26.dashboards.app import Chart, ExplorerBase, Series, cell_labels, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot
+from icml26.dashboards.app.hvstyle import cell_labels
 
 VIEW_HEIGHT = 340
 HUMAN, MACHINE = "#1f77b4", "#d62728"
@@ -157,11 +158,17 @@ def cdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xs, np.arange(1, len(xs) + 1) / len(xs)
 
 
+LIVE_CAPTION = (
+    "*Live (left):* an n-gram source continues 32-character prefixes of 40 held-out pydoc "
+    "passages; an n-gram surrogate scores those continuations and the human passages. With "
+    "matched orders the machine curve sits to the right (AUROC near 1); a mismatched surrogate "
+    "can even rank machine text as more human than human text (AUROC < 0.5). *After Run:* the "
+    "quick-scale experiment of the claims for the chosen seed.")
+
+
 # --------------------------------------------------------------------------- explorer
 class DetectRouterExplorer(ExplorerBase):
     """Watch a surrogate mismatch live; Run the routing experiment for a seed."""
-
-    RUN_RECORD = "detectrouter"  # the page says what a Run from an empty cache costs
 
     source_order = param.Integer(5, bounds=(1, 7),
                                  doc="Live: order of the n-gram that writes the machine text.")
@@ -187,14 +194,13 @@ class DetectRouterExplorer(ExplorerBase):
     dim = param.Integer(16, bounds=(2, 64), doc="Run: embedding dimension of the router.")
     seed = param.Integer(0, bounds=(0, 6),
                          doc="Seed of the splits, the zoo and the texts (live demo and Run; "
-                             "the first Run of a seed trains the zoo: 1-2 min, then cached).")
+                             "the first Run of a seed trains the zoo, then it is cached).")
     run = param.Event(doc="Train/score the zoo for this seed (cached), fit the router, and "
                           "draw the three figures.")
+    RUN_LABEL, LIVE_CAPTION = "Run routing", LIVE_CAPTION
 
     def __init__(self, **params):
-        self._result: dict | None = None
         self._view_panes: list[dict] = []  # one dict of result panes per rendering
-        self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
 
     def config(self) -> dr.DetectRouterConfig:
@@ -227,32 +233,31 @@ class DetectRouterExplorer(ExplorerBase):
         return [self.mismatch_chart]
 
     # ------------------------------------------------------------------ Run
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
-        def keep(results):
-            self._result = results[1]
-            s1, s2 = results[1]["stage1"], results[1]["stage2"]
-            self._caption.object = (
-                f"**Seed {seed}**, criterion {cfg.criterion}, "
-                f"{'z-normalised' if cfg.znorm else 'RAW (not z-normalised)'} scores, "
-                f"{cfg.routing} routing: router {s2['auroc']:.3f} (stage 1 {s1['auroc']:.3f}), "
-                f"oracle routing {results[1]['oracle']:.3f}, best fixed surrogate "
-                f"{max(results[1]['fixed']):.3f}; black-box sources {s1['black_auroc']:.3f} "
-                f"-> {s2['black_auroc']:.3f} with stage 2. '(bb)' = black-box source.")
 
-        if self.run_stages([
+        def keep(results):
+            self._result = {**results[1], "cfg": cfg, "seed": seed}
+
+        self.run_stages([
             (f"zoo for seed {seed}: train 5 surrogates + 2 black-box sources, sample and "
              "score (cached after the first time)", lambda: dr.zoo_data(cfg.zoo, seed)),
             ("router: stage 1, then stage 1+2; AUROCs (cached per settings)",
              lambda: dr.evaluation(cfg, seed)),
-        ], keep):
-            self._show_error("")
+        ], keep)
+
+    def result_note(self) -> str:
+        if self._result is None:
+            return ""
+        r, cfg = self._result, self._result["cfg"]
+        s1, s2 = r["stage1"], r["stage2"]
+        return (f"**Seed {r['seed']}**, criterion {cfg.criterion}, "
+                f"{'z-normalised' if cfg.znorm else 'RAW (not z-normalised)'} scores, "
+                f"{cfg.routing} routing: router {s2['auroc']:.3f} (stage 1 {s1['auroc']:.3f}), "
+                f"oracle routing {r['oracle']:.3f}, best fixed surrogate "
+                f"{max(r['fixed']):.3f}; black-box sources {s1['black_auroc']:.3f} "
+                f"-> {s2['black_auroc']:.3f} with stage 2. '(bb)' = black-box source.")
 
     def matrix_view(self) -> hv.Element:
         """F1 after a Run."""
@@ -284,50 +289,29 @@ class DetectRouterExplorer(ExplorerBase):
         self._show_error()
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run routing"}})
-        (live,) = self.live_panes()
+    def live_rows(self) -> list:
+        """The live figure beside F1 (F2 and F3 follow the captions: result_panes)."""
         # a message before Run, a plot after: two element types (a DynamicMap keeps one), so
         # each pane gets its new object when a Run ends (_refresh_views)
         views = {name: pn.pane.HoloViews(getattr(self, name)(), sizing_mode="stretch_width",
                                          height=VIEW_HEIGHT) for name in RESULT_VIEWS}
         self._view_panes.append(views)
-        return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
-            pn.Column(self._alert, pn.Row(live, views["matrix_view"],
-                                          sizing_mode="stretch_width"),
-                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                      self._caption,
-                      pn.Row(views["methods_view"], views["routing_view"],
-                             sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+        return [pn.Row(*self.live_panes(), views["matrix_view"], sizing_mode="stretch_width")]
 
-
-LIVE_CAPTION = (
-    "*Live (left):* an n-gram source continues 32-character prefixes of 40 held-out pydoc "
-    "passages; an n-gram surrogate scores those continuations and the human passages. With "
-    "matched orders the machine curve sits to the right (AUROC near 1); a mismatched surrogate "
-    "can even rank machine text as more human than human text (AUROC < 0.5). *After Run:* the "
-    "quick-scale experiment of the claims for the chosen seed.")
+    def result_panes(self) -> list:
+        views = self._view_panes[-1]  # this rendering's (live_rows comes first)
+        return [pn.Row(views["methods_view"], views["routing_view"], sizing_mode="stretch_width")]
 
 
 Explorer = DetectRouterExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## DetectRouter: prototype-based routing for zero-shot machine-text detection "
-        "(detectrouter)\n\n"
-        "Sun, Bao, Cui & Zhang, *Minimizing Mismatch Risk: A Prototype-Based Routing Framework "
-        "for Zero-shot LLM-generated Text Detection* "
-        "([arXiv 2602.01240](https://arxiv.org/abs/2602.01240)). Toy scale: human text from "
-        "installed packages, a zoo of character n-gram and tiny GRU LMs trained here. Live: a "
-        "surrogate mismatch; **Run**: the routing experiment.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## DetectRouter: prototype-based routing for zero-shot machine-text detection "
+    "(detectrouter)\n\n"
+    "Sun, Bao, Cui & Zhang, *Minimizing Mismatch Risk: A Prototype-Based Routing Framework "
+    "for Zero-shot LLM-generated Text Detection* "
+    "([arXiv 2602.01240](https://arxiv.org/abs/2602.01240)). Toy scale: human text from "
+    "installed packages, a zoo of character n-gram and tiny GRU LMs trained here. Live: a "
+    "surrogate mismatch; **Run**: the routing experiment."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -14,12 +14,10 @@ Serve alone with ``panel serve dashboards/evoclaw.py`` or with every paper via `
 from __future__ import annotations
 
 import numpy as np
-import panel as pn
 import param
 
 from icml26 import evoclaw
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, rows, run_chart
 
 MODE_COLORS = {"isolated": "#1f77b4", "continuous": "#d62728"}
 KIND_COLORS = {"core": "#7f7f7f", "fixup": "#ff7f0e", "revert": "#9467bd",
@@ -93,6 +91,16 @@ def model_by_index(spec: evoclaw.PackageSpec, p: float) -> tuple[np.ndarray, np.
     return iso, np.array([p ** (1 + len(spec.ancestors(k))) for k in range(spec.n)])
 
 
+LIVE_CAPTION = (
+    "*Left:* one synthetic repository's commit log (x: commit time in milestone slots, "
+    "y: the milestone a commit belongs to); noise interleaves milestones and adds fix-ups, "
+    "reverts and refactors. *Right:* the independence model of the resolve rate by milestone "
+    "index for package 1: isolated runs start from the reference code (p), continuous runs "
+    "from the agent's own code, so milestone k also needs every ancestor right "
+    "(p^(1 + |ancestors|) when it has an integration test). **Run** measures both by running "
+    "the generated tests.")
+
+
 # --------------------------------------------------------------------------- explorer
 class EvoClawExplorer(ExplorerBase):
     """Noisy commit logs -> milestones; isolated vs continuous grading of a simulated agent."""
@@ -126,11 +134,7 @@ class EvoClawExplorer(ExplorerBase):
                                  doc="Simulated agents per package (the claims use 100).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the logs, packages and agents.")
     run = param.Event(doc="Reconstruct the log, then run and grade the packages' tests.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run reconstruction and grading", LIVE_CAPTION
 
     # ------------------------------------------------------------------ model
     def config(self) -> evoclaw.EvoConfig:
@@ -206,11 +210,9 @@ class EvoClawExplorer(ExplorerBase):
         return [self.log_chart, self.model_chart]
 
     # ------------------------------------------------------------------ Run results
-    @param.depends("run_done")
+    @run_chart
     def recovered_chart(self) -> Chart | None:
         """The previewed log after reconstruction: commits clustered right vs wrong."""
-        if self._result is None:
-            return None
         rec, hist = self._result["recon"], self._result["history"]
         mapping = evoclaw.majority_map(rec["labels"], hist.labels)
         ok = np.array([mapping[int(k)] == c.milestone
@@ -225,22 +227,22 @@ class EvoClawExplorer(ExplorerBase):
                          Series("#d62728", t[~ok], m[~ok], "in another cluster",
                                 kind="scatter")])
 
-    @param.depends("run_done")
+    @run_chart
     def index_chart(self) -> Chart | None:
         """Measured resolve rate by milestone index, isolated vs continuous."""
-        if self._result is None:
-            return None
         return by_index_chart(self._result["evaluation"], "Measured resolve rate by index")
 
-    @param.depends("run_done")
+    @run_chart
     def curves_chart(self) -> Chart | None:
         """Test recall and precision as milestones accumulate."""
-        if self._result is None:
-            return None
         return recall_precision_chart(self._result["evaluation"])
 
     def run_charts(self) -> list:
         return [self.recovered_chart, self.index_chart, self.curves_chart]
+
+    def result_panes(self) -> list:
+        recovered, *rest = self.run_panes()  # the recovered log alone, then two side by side
+        return rows([recovered], 1) + rows(rest)
 
     def result_note(self) -> str:
         if self._result is None:
@@ -254,13 +256,10 @@ class EvoClawExplorer(ExplorerBase):
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        try:
-            cfg = self.config()
-            hist = self.history()
-        except ValueError as e:
-            self._show_error(str(e))
+        got = self.run_config(lambda: (self.config(), self.history()))
+        if got is None:
             return
-        seed, p, r, beta = self.seed, self.p, self.r, float(self.beta)
+        (cfg, hist), seed, p, r, beta = got, self.seed, self.p, self.r, float(self.beta)
         stages = [(f"reconstructing the log ({len(hist.commits)} commits)",
                    lambda: evoclaw.reconstruct(hist, cfg.recon))]
         for repo in range(cfg.n_repos):
@@ -278,55 +277,17 @@ class EvoClawExplorer(ExplorerBase):
                          f"{cfg.pkg_milestones} milestones, {cfg.n_trajectories} agents each, "
                          f"{self.grading}, seed {seed}"}
 
-        if self.run_stages(stages, keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary",
-                    "name": "Run reconstruction and grading"}})
-        log, model = self.live_panes()
-        results = LiveFigures(self)
-        recovered, index, curves = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(log, model, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(recovered, sizing_mode="stretch_width"),
-                                pn.Row(index, curves, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* one synthetic repository's commit log (x: commit time in milestone slots, "
-    "y: the milestone a commit belongs to); noise interleaves milestones and adds fix-ups, "
-    "reverts and refactors. *Right:* the independence model of the resolve rate by milestone "
-    "index for package 1: isolated runs start from the reference code (p), continuous runs "
-    "from the agent's own code, so milestone k also needs every ancestor right "
-    "(p^(1 + |ancestors|) when it has an integration test). **Run** measures both by running "
-    "the generated tests.")
+        self.run_stages(stages, keep)
 
 
 Explorer = EvoClawExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation, the tier-C statement, the explorer."""
-    return paper_page(
-        "## EvoClaw: continuous software evolution (evoclaw)\n\n"
-        "Deng, Chen, ..., Tang & Wang, *EvoClaw: Evaluating AI Agents on Continuous Software "
-        "Evolution*, ICML 2026 ([arXiv 2603.13428](https://arxiv.org/abs/2603.13428)). "
-        "**Tier C:** no LLM agent runs here and no real repository is used; the harness "
-        "(milestone reconstruction, really-run tests, EvoClaw's grading rule) and the "
-        "error-propagation mechanism are reproduced with a simulated agent.",
-        Explorer())
-
+create_app = app_factory(Explorer, (  # the paper's citation, the tier-C statement
+    "## EvoClaw: continuous software evolution (evoclaw)\n\n"
+    "Deng, Chen, ..., Tang & Wang, *EvoClaw: Evaluating AI Agents on Continuous Software "
+    "Evolution*, ICML 2026 ([arXiv 2603.13428](https://arxiv.org/abs/2603.13428)). "
+    "**Tier C:** no LLM agent runs here and no real repository is used; the harness "
+    "(milestone reconstruction, really-run tests, EvoClaw's grading rule) and the "
+    "error-propagation mechanism are reproduced with a simulated agent."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -31,7 +31,8 @@ import param
 
 from icml26 import function_vectors as fvlib
 from icml26 import papers
-from icml26.dashboards.app import Chart, ExplorerBase, Series, cell_labels, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot, rows
+from icml26.dashboards.app.hvstyle import cell_labels
 
 KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
 KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
@@ -238,13 +239,13 @@ class FunctionVectorsExplorer(ExplorerBase):
     run = param.Event(doc="Load the model of model_seed and compute the paper's F1 for it: "
                           "accuracy under each intervention over the claims' evaluation "
                           "prompts (seconds once cached).")
+    RUN_LABEL = "Run: load model seed, compute F1"
 
     _PROMPT = ("task", "n_shots", "p_uninformative", "fv_heads", "prompt_seed", "run_done")
 
     def __init__(self, **params):
         self._loaded_seed = 0
         self._f1, self._f1_seed = None, 0  # the Run's F1 data (figure_interventions_data)
-        self._f1_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="warning", visible=False)
         self._status = pn.pane.Alert(status_note(), alert_type="warning",
                                      visible=papers.get("function_vectors").status != "reproduced",
@@ -383,7 +384,7 @@ class FunctionVectorsExplorer(ExplorerBase):
             return message_plot("Press Run: the paper's F1 for the seed")
         return plot_interventions(self._f1)
 
-    def f1_note(self) -> str:
+    def result_note(self) -> str:
         if self._f1 is None:
             return ("**Run** loads the model of *model_seed* and computes the paper's F1 for "
                     "it: accuracy on the true task under each intervention on the FV heads, "
@@ -395,10 +396,6 @@ class FunctionVectorsExplorer(ExplorerBase):
                 f"zero-shot accuracy by {gain[('zero_shot', top)]:+.2f} and shuffled 6-shot "
                 f"accuracy by {gain[('shuffled', top)]:+.2f} over the corrupted baseline; "
                 f"clean 6-shot accuracy {self._f1['clean']:.2f}.")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_f1_note(self) -> None:
-        self._f1_caption.object = self.f1_note()
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
@@ -426,27 +423,25 @@ class FunctionVectorsExplorer(ExplorerBase):
             self._show("")
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary",
-                    "name": "Run: load model seed, compute F1"}})
-        (shift,) = self.live_panes()
-        dm = {name: pn.pane.HoloViews(hv.DynamicMap(getattr(self, name)),
-                                      sizing_mode="stretch_width", height=VIEW_HEIGHT)
-              for name in ("accuracy_view", "decomposition_view", "aie_view")}
-        # bars or a heatmap (show_attention): two element types, so re-rendered, not a
-        # DynamicMap (which keeps one type)
-        dm["attention_view"] = pn.panel(self.attention_view, sizing_mode="stretch_width",
-                                        height=VIEW_HEIGHT)
-        f1 = pn.panel(self.interventions_view, sizing_mode="stretch_width", height=340)
-        return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
-            pn.Column(self._status, self._alert,
-                      pn.Row(dm["accuracy_view"], shift, sizing_mode="stretch_width"),
-                      self._f1_caption, pn.Row(dm["aie_view"], f1, sizing_mode="stretch_width"),
-                      pn.Row(dm["decomposition_view"], dm["attention_view"],
-                             sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+    def alert_panes(self) -> list:
+        return [self._status, self._alert]  # the paper's status above the settings' alert
+
+    def _view(self, name: str, height: int = VIEW_HEIGHT, dynamic: bool = True):
+        """A HoloViews view; not a DynamicMap (which keeps one element type) where the view
+        swaps types (bars or a heatmap, a message or a plot): re-rendered then."""
+        method = getattr(self, name)
+        return pn.pane.HoloViews(hv.DynamicMap(method), sizing_mode="stretch_width",
+                                 height=height) if dynamic else \
+            pn.panel(method, sizing_mode="stretch_width", height=height)
+
+    def live_rows(self) -> list:
+        return rows([self._view("accuracy_view"), *self.live_panes()])
+
+    def result_panes(self) -> list:
+        return rows([self._view("aie_view"), self._view("interventions_view", 340, False),
+                     self._view("decomposition_view"), self._view("attention_view",
+                                                                  dynamic=False)])
+
 
 
 def shift_chart(corrupted, intervened, hybrid, task: int, corruption: str,
@@ -465,19 +460,13 @@ def shift_chart(corrupted, intervened, hybrid, task: int, corruption: str,
 
 
 Explorer = FunctionVectorsExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Function vectors: how few-shot examples add up\n\n"
-        "Wang, Wang, Bakalova, Hahn, *How Few-Shot Examples Add Up: A Causal Decomposition "
-        "of Function Vectors in In-Context Learning*, ICML 2026 "
-        "([arXiv 2605.16591](https://arxiv.org/abs/2605.16591)), on a 3-layer Transformer "
-        "trained here on shift tasks (toy D, with the TVP auxiliary loss - a toy-only "
-        "device). Every plot is a forward pass of that model.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Function vectors: how few-shot examples add up\n\n"
+    "Wang, Wang, Bakalova, Hahn, *How Few-Shot Examples Add Up: A Causal Decomposition "
+    "of Function Vectors in In-Context Learning*, ICML 2026 "
+    "([arXiv 2605.16591](https://arxiv.org/abs/2605.16591)), on a 3-layer Transformer "
+    "trained here on shift tasks (toy D, with the TVP auxiliary loss - a toy-only "
+    "device). Every plot is a forward pass of that model."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -19,13 +19,11 @@ from dataclasses import replace
 
 import holoviews as hv
 import numpy as np
-import panel as pn
 import param
 import torch
 
 from icml26 import grids
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 METHOD_COLORS = {"full": "#7f7f7f", "grids": "#1f77b4", "topk": "#d62728",
                  "avgpool": "#2ca02c", "random": "#9467bd"}
@@ -94,6 +92,14 @@ def coords_plot(data: dict, cols: int = 4) -> hv.Layout:
         title=f"GridS@{data['k']}: sampling points (cyan x) vs contact point (green ring)")
 
 
+LIVE_CAPTION = (
+    "*Left:* analytic FLOPs of the 2-layer head, L (24 N d^2 + 4 N^2 d) with N = K + 1 "
+    "(the query token), vs K. *Right:* one scene's tool (red) and contact point (green), "
+    "GridS's initial points (blue: the cell centres of a grid inside the margin, on top of the "
+    "average-pooling cells' centres, brown, when the margin is 0); y grows downwards in the "
+    "image.")
+
+
 # --------------------------------------------------------------------------- explorer
 class GridsExplorer(ExplorerBase):
     """Choose a token budget and a selector; Run trains it on the frozen encoder."""
@@ -125,11 +131,10 @@ class GridsExplorer(ExplorerBase):
     clutter = param.Integer(6, bounds=(0, 20), doc="Distractor blobs per scene.")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the scenes and the training.")
     run = param.Event(doc="Pretrain (cached) and train the chosen method at K.")
+    RUN_LABEL, LIVE_CAPTION = "Run training", LIVE_CAPTION
 
     def __init__(self, **params):
-        self._rows: list[dict] = []
-        self._last: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._rows: list[dict] = []  # every Run of this session (the last: self._result)
         super().__init__(**params)
 
     # ------------------------------------------------------------------ model
@@ -187,24 +192,21 @@ class GridsExplorer(ExplorerBase):
         return [self.flops_live, self.layout_live]
 
     # ------------------------------------------------------------------ Run results
-    @param.depends("run_done")
+    @run_chart
     def errors_run(self) -> Chart | None:
         """Contact-point error of every Run of this session vs K (after Run)."""
-        if not self._rows:
-            return None
         return error_chart(self._rows, "Contact error of this session's Runs")
 
-    @param.depends("run_done")
+    @run_chart
     def points_run(self) -> Chart | None:
         """The last Run's reading points on test scene 0 with its contact point."""
-        if self._last is None:
-            return None
-        pts, contact = self._last["coords"], self._last["contact"]
-        return Chart(f"{METHOD_LABELS[self._last['method']]}@{self._last['k']}: where it reads",
+        r = self._result
+        pts, contact = r["coords"], r["contact"]
+        return Chart(f"{METHOD_LABELS[r['method']]}@{r['k']}: where it reads",
                      "x (px)", "y (px)", [
                          Series("#2ca02c", [contact[0]], [contact[1]], "contact",
                                 kind="scatter"),
-                         Series(METHOD_COLORS[self._last["method"]], pts[:, 0], pts[:, 1],
+                         Series(METHOD_COLORS[r["method"]], pts[:, 0], pts[:, 1],
                                 "tokens read", kind="scatter")], height=320, geometry=True)
 
     def run_charts(self) -> list:
@@ -216,10 +218,10 @@ class GridsExplorer(ExplorerBase):
         return data
 
     def result_note(self) -> str:
-        if self._last is None:
+        if self._result is None:
             return ("**Train a selector:** press **Run** (the encoder is pretrained once per "
-                    "seed and cached, ~20 s; a K = 4 head ~5 s, K = 64 ~15 s on one core).")
-        r = self._last
+                    "seed and cached; the cost: under the Run button).")
+        r = self._result
         return (f"**{METHOD_LABELS[r['method']]} at K = {r['k']}** ({r['settings']}): contact "
                 f"error {r['error_px']:.2f} px (median {r['median_px']:.2f}), success "
                 f"(< {r['radius_px']:.1f} px, the all-tokens model's median validation error) "
@@ -227,13 +229,8 @@ class GridsExplorer(ExplorerBase):
                 f"{r['full_px']:.2f} px, success {r['full_success']:.2f}. Dashed line: all "
                 "tokens.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed, method, k = self.seed, self.method, self.k
         got: dict = {}
 
@@ -254,59 +251,25 @@ class GridsExplorer(ExplorerBase):
                         f"{cfg.scene.contact_radius:g} px")
             self._rows = [r for r in self._rows if (r["method"], r["k"]) != (method, k)
                           and r["method"] != "full"] + [full, row]
-            self._last = {**row, "full_px": full["error_px"], "full_success": full["success"],
-                          "settings": settings,
-                          "coords": row["coords_px"][0].numpy(),
-                          "contact": f["act"][n0, :2].numpy()}
+            self._result = {**row, "full_px": full["error_px"],
+                            "full_success": full["success"], "settings": settings,
+                            "coords": row["coords_px"][0].numpy(),
+                            "contact": f["act"][n0, :2].numpy()}
 
-        if self.run_stages([
+        self.run_stages([
             (f"scenes and encoder (seed {seed}, cached after the first Run)", feats),
             (f"{METHOD_LABELS[method]} at K = {k}: {cfg.head_steps} training steps", train),
-        ], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run training"}})
-        flops, layout = self.live_panes()
-        results = LiveFigures(self)
-        errors, points = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(flops, layout, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(errors, points, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* analytic FLOPs of the 2-layer head, L (24 N d^2 + 4 N^2 d) with N = K + 1 "
-    "(the query token), vs K. *Right:* one scene's tool (red) and contact point (green), "
-    "GridS's initial points (blue: the cell centres of a grid inside the margin, on top of the "
-    "average-pooling cells' centres, brown, when the margin is 0); y grows downwards in the "
-    "image.")
+        ], keep)
 
 
 Explorer = GridsExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## GridS: differentiable grid-sample token pruning (grids)\n\n"
-        "Feng, Zhao, Ma, Xia, Du, Wang & Xu, *See What Matters: Differentiable Grid Sample "
-        "Pruning for Generalizable VLA*, ICML 2026 "
-        "([arXiv 2605.11817](https://arxiv.org/abs/2605.11817)). Live: head FLOPs vs K and "
-        "where each selector starts reading; **Run** trains the chosen selector at K on the "
-        "frozen encoder of a synthetic manipulation toy.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## GridS: differentiable grid-sample token pruning (grids)\n\n"
+    "Feng, Zhao, Ma, Xia, Du, Wang & Xu, *See What Matters: Differentiable Grid Sample "
+    "Pruning for Generalizable VLA*, ICML 2026 "
+    "([arXiv 2605.11817](https://arxiv.org/abs/2605.11817)). Live: head FLOPs vs K and "
+    "where each selector starts reading; **Run** trains the chosen selector at K on the "
+    "frozen encoder of a synthetic manipulation toy."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

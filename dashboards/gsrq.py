@@ -17,13 +17,11 @@ import math
 
 import holoviews as hv
 import numpy as np
-import panel as pn
 import param
 import torch
 
 from icml26 import gsrq
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot, run_chart
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
@@ -150,6 +148,19 @@ def _toy(n_codes: int, norm_tail: float, weight_exponent: float, rule: str, gain
     return out
 
 
+LIVE_CAPTION = (
+    "*Left:* bits per element M log2 K / d (+ gain_bits / d with a per-token gain) vs the "
+    "number of stages M; dotted: the spec's bit grid 1/16 ... 1. *Right:* k-means shrinkage "
+    "in 2-D: points of nearly equal norm (dashed: the unit circle) and one stage of K "
+    "codewords (*K of the 2-D picture*, default 4 = 1 bit per coordinate): the k-means "
+    "centroids (red) sit visibly inside the ring, at the mean cosine of their cell (title: "
+    "mean ||x_hat|| / ||x||, about 0.91 at K = 4; at K = 16 only 0.99, invisible), while "
+    "GSKM's unit shapes s_k (blue) keep the directions on it. GSKM's l2-optimal gain "
+    "g_k = mean <x, s_k> equals the centroid's length on equal-norm points, so its codewords "
+    "g_k s_k coincide with the red centroids here: the gain absorbs the shrinkage and the "
+    "shape carries the direction.")
+
+
 # --------------------------------------------------------------------------- explorer
 class GSRQExplorer(ExplorerBase):
     """Choose a code; watch k-means shrink and gain-shape codewords keep direction."""
@@ -182,11 +193,7 @@ class GSRQExplorer(ExplorerBase):
                                label="K of the 2-D picture")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the data and codebook seeding.")
     run = param.Event(doc="Quantize synthetic KV-like data with RQ-kmeans and this GSRQ.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run quantization", LIVE_CAPTION
 
     # ------------------------------------------------------------------ model
     def config(self) -> gsrq.QuantConfig:
@@ -272,9 +279,7 @@ class GSRQExplorer(ExplorerBase):
     def live_charts(self) -> list:
         return [self.bits_chart, self.toy_chart]
 
-    def _rq_chart(self, metric: str, title: str, y_label: str) -> Chart | None:
-        if self._result is None:
-            return None
+    def _rq_chart(self, metric: str, title: str, y_label: str) -> Chart:
         rows = self._result["rows"]
         series = []
         for label, color in (("RQ-kmeans", VARIANT_COLORS["RQ-kmeans"]),
@@ -285,12 +290,12 @@ class GSRQExplorer(ExplorerBase):
         return Chart(title, "bits per element", y_label, series)
 
     # the Run's results: two figures drawn when a Run ends (run_done), then updated in place
-    @param.depends("run_done")
+    @run_chart
     def cos_chart(self) -> Chart | None:
         """Per-stage mean cosine of RQ-kmeans and the configured GSRQ (after Run)."""
         return self._rq_chart("cos", "Direction kept", "mean cosine")
 
-    @param.depends("run_done")
+    @run_chart
     def l2_chart(self) -> Chart | None:
         """Per-stage relative squared l2 error of RQ-kmeans and the GSRQ (after Run)."""
         return self._rq_chart("rel_l2", "Reconstruction error", "relative l2 (squared)")
@@ -308,12 +313,10 @@ class GSRQExplorer(ExplorerBase):
 
     @param.depends("run", watch=True)
     def _run(self) -> None:
-        try:
-            qcfg, dcfg = self.config(), self.data_config()
-        except ValueError as e:
-            self._show_error(str(e))
+        configs = self.run_config(lambda: (self.config(), self.data_config()))
+        if configs is None:
             return
-        seed = self.seed
+        (qcfg, dcfg), seed = configs, self.seed
         data: dict = {}
 
         def make_data():
@@ -335,65 +338,23 @@ class GSRQExplorer(ExplorerBase):
                          f"{qcfg.gain} gain, {qcfg.rule} rule, norm tail {dcfg.norm_tail:g}, "
                          f"N = {dcfg.n}, seed {seed}"}
 
-        if self.run_stages([
+        self.run_stages([
             (f"synthetic KV-like data ({dcfg.n} vectors of d = {dcfg.dim}, norm tail "
              f"{dcfg.norm_tail:g})", make_data),
             (f"RQ-kmeans: {qcfg.stages} stages of K = {qcfg.n_codes}",
              lambda: fit(kmeans)),
             (f"GSRQ ({qcfg.gain} gain, {qcfg.rule} rule): {qcfg.stages} stages of "
              f"K = {qcfg.n_codes}", lambda: fit(qcfg)),
-        ], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary",
-                    "name": "Run quantization"}})
-        bits, toy = self.live_panes()
-        # the Run's figures: separate Bokeh panes that get their figure when the Run ends
-        # (a HoloViews Layout swapped in after Run drew blank in the served page)
-        results = LiveFigures(self)
-        cos, l2 = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(bits, toy, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(cos, l2, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* bits per element M log2 K / d (+ gain_bits / d with a per-token gain) vs the "
-    "number of stages M; dotted: the spec's bit grid 1/16 ... 1. *Right:* k-means shrinkage "
-    "in 2-D: points of nearly equal norm (dashed: the unit circle) and one stage of K "
-    "codewords (*K of the 2-D picture*, default 4 = 1 bit per coordinate): the k-means "
-    "centroids (red) sit visibly inside the ring, at the mean cosine of their cell (title: "
-    "mean ||x_hat|| / ||x||, about 0.91 at K = 4; at K = 16 only 0.99, invisible), while "
-    "GSKM's unit shapes s_k (blue) keep the directions on it. GSKM's l2-optimal gain "
-    "g_k = mean <x, s_k> equals the centroid's length on equal-norm points, so its codewords "
-    "g_k s_k coincide with the red centroids here: the gain absorbs the shrinkage and the "
-    "shape carries the direction.")
+        ], keep)
 
 
 Explorer = GSRQExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
-        "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
-        "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
-        "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
-        "**Run** quantizes synthetic KV-like vectors stage by stage.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
+    "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
+    "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
+    "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
+    "**Run** quantizes synthetic KV-like vectors stage by stage."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -15,12 +15,10 @@ Serve alone with ``panel serve dashboards/heima.py`` or with every paper via ``i
 from __future__ import annotations
 
 import numpy as np
-import panel as pn
 import param
 
 from icml26 import heima
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 from icml26.dashboards.app.run_costs import duration, recorded_run, recorded_run_words
 
 #: CoT trains twice the steps of the other models (the start of Heima and pause tokens)
@@ -115,6 +113,14 @@ def probe_chart(rows: list[dict], hops: int, stage: int, target: str,
                  "layer (0 = input)", f"probe accuracy of {target}", series)
 
 
+LIVE_CAPTION = (
+    "*Left:* tokens generated per answer: no-CoT emits `ANS y`, verbose CoT a 10-token "
+    "sentence per hop, Heima one thinking token per hop. *Right:* a thinking token's state "
+    "is visible to later positions only through lower layers, so any one position still "
+    "needs h + 1 serial steps (read x0, then one lookup per hop) within the encoder's depth "
+    "(dashed); CoT text resets that count at every stage.")
+
+
 # --------------------------------------------------------------------------- explorer
 class HeimaExplorer(ExplorerBase):
     """Choose the task and the models; Run trains them and reads their thinking states."""
@@ -153,11 +159,7 @@ class HeimaExplorer(ExplorerBase):
                                               "shuffled across prompts (the control).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of initialisation and data.")
     run = param.Event(doc="Train the models at these settings (cached) and evaluate them.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run training", LIVE_CAPTION
 
     def config(self) -> heima.HeimaConfig:
         """The lib config of these settings (raises ValueError when invalid)."""
@@ -211,22 +213,16 @@ class HeimaExplorer(ExplorerBase):
         return ("nocot", "cot", "heima", "pause") + (("progressive",) if self.progressive
                                                       else ())
 
-    @param.depends("run_done")
+    @run_chart
     def pareto_view(self) -> Chart | None:
-        if self._result is None:
-            return None
         return pareto_chart(self._result["pareto"])
 
-    @param.depends("run_done", "shuffle_control")
+    @run_chart("shuffle_control")
     def gap_view(self) -> Chart | None:
-        if self._result is None:
-            return None
         return gap_chart(self._result["gap"], self.shuffle_control)
 
-    @param.depends("run_done")
+    @run_chart
     def curve_view(self) -> Chart | None:
-        if self._result is None:
-            return None
         return curves_chart(self._result["curves"], "Training curves (held out)")
 
     def run_charts(self) -> list:
@@ -238,13 +234,8 @@ class HeimaExplorer(ExplorerBase):
             data.update({k: self._result[k] for k in ("pareto", "gap", "curves")})
         return data
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed, kinds = self.seed, self.kinds()
 
         def fit(kind):
@@ -265,9 +256,8 @@ class HeimaExplorer(ExplorerBase):
                          f"{f' + dense target {cfg.dense_weight:g}' if cfg.from_cot else ''}"
                          f"{', detached' if cfg.detach else ''}, seed {seed}"}
 
-        if self.run_stages([(f"train {heima.LABELS[k]} ({cfg.steps} steps, h = {cfg.hops})",
-                             fit(k)) for k in kinds], keep):
-            self._show_error("")
+        self.run_stages([(f"train {heima.LABELS[k]} ({cfg.steps} steps, h = {cfg.hops})",
+                          fit(k)) for k in kinds], keep)
 
     def plan_note(self) -> str:
         """What a Run at the current settings costs, said before it: read from the cache,
@@ -296,52 +286,22 @@ class HeimaExplorer(ExplorerBase):
                      f"({recorded_run_words(cost)})")
         return text + ", then caches them."
 
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_caption(self) -> None:
+    def result_note(self) -> str:
         if self._result is None:
-            self._caption.object = ("**Trained models:** press **Run** to train no-CoT, CoT, "
-                                    "Heima and pause tokens at these settings (the line under "
-                                    "the Run button says how long; cached).")
-        else:
-            self._caption.object = f"**Trained models** ({self._result['title']})."
+            return ("**Trained models:** press **Run** to train no-CoT, CoT, Heima and pause "
+                    "tokens at these settings (the line under the Run button says how long; "
+                    "cached).")
+        return f"**Trained models** ({self._result['title']})."
 
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run training"}})
-        tokens, depth = self.live_panes()
-        results = LiveFigures(self)
-        pareto, gap, curve = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(tokens, depth, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._caption,
-                                pn.Row(pareto, gap, sizing_mode="stretch_width"),
-                                pn.Row(curve, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* tokens generated per answer: no-CoT emits `ANS y`, verbose CoT a 10-token "
-    "sentence per hop, Heima one thinking token per hop. *Right:* a thinking token's state "
-    "is visible to later positions only through lower layers, so any one position still "
-    "needs h + 1 serial steps (read x0, then one lookup per hop) within the encoder's depth "
-    "(dashed); CoT text resets that count at every stage.")
 
 Explorer = HeimaExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Heima: efficient reasoning with hidden thinking (heima)\n\n"
-        "*Efficient Reasoning with Hidden Thinking*, ICML 2026 "
-        "([arXiv 2501.19201](https://arxiv.org/abs/2501.19201)). A tiny transformer follows "
-        "a permutation for h hops; Heima replaces each verbose CoT stage by one thinking "
-        "token that an interpreter decodes back into the stage. Live: token cost and depth; "
-        "**Run** trains the models.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Heima: efficient reasoning with hidden thinking (heima)\n\n"
+    "*Efficient Reasoning with Hidden Thinking*, ICML 2026 "
+    "([arXiv 2501.19201](https://arxiv.org/abs/2501.19201)). A tiny transformer follows "
+    "a permutation for h hops; Heima replaces each verbose CoT stage by one thinking "
+    "token that an interpreter decodes back into the stage. Live: token cost and depth; "
+    "**Run** trains the models."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

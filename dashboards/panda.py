@@ -26,14 +26,16 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure as bokeh_figure
 
 from icml26 import panda as lib
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, rows, run_chart
 from icml26.dashboards.app.run_costs import duration
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
 METHOD_SHORT = {"panda": "PANDA", "ignore": "ignore (ref.)", "unrolled": "unrolled",
                 "implicit": "implicit"}  # legends above the frame: short (caption: long)
+#: trajectories on the landscape: methods that take the same path (from the same cold start)
+#: coincide, so each has its own dash and every one shows
+METHOD_DASH = {"panda": "solid", "ignore": "dashed", "unrolled": "dotted", "implicit": "dotdash"}
 #: what the lib's progress stages compute (shown while the Run goes)
 STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive grid (batched "
                         "lower-level solves)",
@@ -107,6 +109,8 @@ class PandaExplorer(ExplorerBase):
                              "provable radius of the minimiser (33: ~20 s of the Run).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the random game instance.")
     run = param.Event(doc="Solve the landscape, run the methods (cached on disk).")
+    RUN_LABEL, LIVE_CAPTION = "Run (landscape + methods)", LIVE_CAPTION
+    WIDGETS = {"methods": pn.widgets.CheckBoxGroup}
 
     _SETTINGS = ("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost", "rho0",
                  "rho_growth", "lr", "lr_x", "anneal", "iterations", "warm_start", "baseline_lr",
@@ -114,9 +118,7 @@ class PandaExplorer(ExplorerBase):
     _LIVE = ("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
 
     def __init__(self, **params):
-        self._result: dict | None = None
         self._result_key = None
-        self._results_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._summary = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._landscape = pn.pane.Bokeh(None, sizing_mode="stretch_width")
         super().__init__(**params)
@@ -197,31 +199,26 @@ class PandaExplorer(ExplorerBase):
     # ------------------------------------------------------------------ the Run's figures
     # drawn when a Run ends (run_done), then kept until the next Run; the caption says when
     # the settings moved since (the figures show the Run, not the sliders)
-    def _shown(self) -> dict | None:
-        return self._result
-
-    @param.depends("run_done")
+    @run_chart
     def convergence_chart(self) -> Chart | None:
         """F1: Phi(x_k) / Phi* against first-order oracle calls (after Run)."""
-        exp = self._shown()
-        return None if exp is None else convergence_chart(lib.figure_convergence_data(exp))
+        return convergence_chart(lib.figure_convergence_data(self._result))
 
-    @param.depends("run_done")
+    @run_chart
     def ni_chart(self) -> Chart | None:
         """F2: the NI gap of PANDA and of the related baselines (after Run)."""
-        exp = self._shown()
-        return None if exp is None else ni_chart(lib.figure_ni_data(exp))
+        return ni_chart(lib.figure_ni_data(self._result))
 
-    @param.depends("run_done")
+    @run_chart
     def rho_chart(self) -> Chart | None:
         """F2: the penalty rho_k of the Run's PANDA (after Run)."""
-        exp = self._shown()
-        return None if exp is None else rho_chart(lib.figure_ni_data(exp))
+        return rho_chart(lib.figure_ni_data(self._result))
 
     def run_charts(self) -> list:
         return [self.convergence_chart, self.ni_chart, self.rho_chart]
 
-    def results_note(self) -> str:
+    @param.depends(*_SETTINGS)
+    def result_note(self) -> str:
         """The caption of the Run's figures: which settings they show, stale or not."""
         exp = self._result
         if exp is None:
@@ -246,12 +243,6 @@ class PandaExplorer(ExplorerBase):
                 "landscape log10 Phi(x) with every trajectory, x* the brute-force minimiser, "
                 "x_dag the incentive that induces the targets. *Bottom:* the Nikaido-Isoda gap "
                 "of each method's policies and PANDA's penalty rho_k.")
-
-    @param.depends(*_SETTINGS, "run_done", watch=True, on_init=True)
-    def _update_results_caption(self) -> None:
-        text = self.results_note()
-        if self._results_caption.object != text:
-            self._results_caption.object = text
 
     @param.depends("run_done", watch=True)
     def _draw_results(self) -> None:
@@ -305,34 +296,18 @@ class PandaExplorer(ExplorerBase):
         self._show_error()
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        # live controls first (the schedule figures follow them at once); the game and the
-        # baselines only matter for a Run, so they sit below with the button and its status
+    def control_column(self) -> pn.Column:
+        """Live controls first (the schedule figures follow them at once); the game and the
+        baselines only matter for a Run, so they sit below with the button and its status."""
         on_run = [p for p in self._SETTINGS if p not in self._LIVE] + ["run"]
-        controls = pn.Column(
-            pn.pane.Markdown("**PANDA's schedule** (live)"),
-            pn.Param(self.param, parameters=list(self._LIVE), show_name=False),
-            pn.pane.Markdown("**Game, baselines, oracle** (press Run)"),
-            pn.Param(self.param, parameters=on_run, show_name=False, widgets={
-                "run": {"type": pn.widgets.Button, "color": "primary",
-                        "name": "Run (landscape + methods)"},
-                "methods": pn.widgets.CheckBoxGroup,
-            }),
-            self.run_status, width=320)
-        penalty, steps = self.live_panes()
-        # the Run's figures: separate Bokeh panes (no HoloViews Layout swapped in after Run)
-        results = LiveFigures(self)
-        convergence, ni, rho = (results.add(c) for c in self.run_charts())
-        return pn.Row(
-            controls,
-            pn.Column(self._alert,
-                      pn.Row(penalty, steps, sizing_mode="stretch_width"),
-                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                      self._results_caption,
-                      pn.Row(convergence, self._landscape, sizing_mode="stretch_width"),
-                      pn.Row(ni, rho, sizing_mode="stretch_width"),
-                      self._summary, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+        return pn.Column(pn.pane.Markdown("**PANDA's schedule** (live)"),
+                         self.controls(list(self._LIVE)),
+                         pn.pane.Markdown("**Game, baselines, oracle** (press Run)"),
+                         self.controls(on_run), self.run_status, width=320)
+
+    def result_panes(self) -> list:
+        convergence, ni, rho = self.run_panes()
+        return [*rows([convergence, self._landscape, ni, rho]), self._summary]
 
 
 # ---------------------------------------------------------------------- figures (shared
@@ -415,7 +390,8 @@ def landscape_figure(data: dict):
     fig.add_layout(ColorBar(color_mapper=mapper, title="log10 Phi", width=10), "right")
     items = []
     for method, p in data["paths"].items():
-        r = fig.line(p["x0"], p["x1"], line_color=METHOD_COLORS[method], line_width=2)
+        r = fig.line(p["x0"], p["x1"], line_color=METHOD_COLORS[method], line_width=2,
+                     line_dash=METHOD_DASH.get(method, "solid"))
         items.append(LegendItem(label=METHOD_SHORT[method], renderers=[r]))
     r = fig.scatter([data["x_star"][0]], [data["x_star"][1]], marker="x", size=14,
                     line_color="white", line_width=3)
@@ -468,23 +444,17 @@ def _eta_text(iterations: int) -> str:
 
 
 Explorer = PandaExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## PANDA: bilevel optimisation over saddle points of zero-sum Markov games\n\n"
-        "Zheng, King, Lu, *Bilevel Optimization over Saddle Points of Zero-Sum Markov "
-        "Games*, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). An "
-        "incentive x steers an entropy-regularised zero-sum Markov game towards target "
-        "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
-        "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
-        f"runs PANDA ({CLAIMS_ITERATIONS} steps by default: the claims' run) and the "
-        "baselines: seconds once the claims or the notebook cached it, else about "
-        f"{_eta_text(CLAIMS_ITERATIONS)} on 2 cores (the line under the Run button says "
-        f"which); a short run of {SHORT_ITERATIONS} steps is an option.",
-        Explorer())
-
+create_app = app_factory(Explorer, lambda: (  # the recorded timings, read at page build
+    "## PANDA: bilevel optimisation over saddle points of zero-sum Markov games\n\n"
+    "Zheng, King, Lu, *Bilevel Optimization over Saddle Points of Zero-Sum Markov "
+    "Games*, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). An "
+    "incentive x steers an entropy-regularised zero-sum Markov game towards target "
+    "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
+    "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
+    f"runs PANDA ({CLAIMS_ITERATIONS} steps by default: the claims' run) and the "
+    "baselines: seconds once the claims or the notebook cached it, else about "
+    f"{_eta_text(CLAIMS_ITERATIONS)} on 2 cores (the line under the Run button says "
+    f"which); a short run of {SHORT_ITERATIONS} steps is an option."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -25,7 +25,7 @@ import param
 import torch
 
 from icml26 import place_fields as pf
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot
 from icml26.place_fields import lm
 
 DECAY_COLORS = {"gaussian": "#1f77b4", "exp": "#ff7f0e", "power": "#2ca02c"}
@@ -228,6 +228,7 @@ class PlaceFieldsExplorer(ExplorerBase):
     noise = param.Number(0.1, bounds=(0.0, 0.5), step=0.01, doc="Observation noise sd.")
     ridge = param.Number(1e-2, bounds=(1e-4, 1.0), softbounds=(1e-4, 1.0), step=1e-4,
                          doc="Ridge penalty of the regression.")
+    WIDGETS = {"ridge": {"type": pn.widgets.FloatSlider, "step": 1e-4, "format": "0.0000"}}
     head_dim = param.Integer(64, bounds=(16, 128), step=2,
                              doc="Attention head size d (must be even).")
     rope_base = param.Number(1e4, bounds=(1e2, 1e6), step=100,
@@ -405,51 +406,36 @@ class PlaceFieldsExplorer(ExplorerBase):
         self._show_error()
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
+    def control_column(self) -> pn.Column:
+        """Three groups of settings (there is no Run)."""
         grid_params = ["sigma", "decay", "n_modules", "module_ratio", "lambda0",
                        "phases_per_module", "env_length", "dim"]
         reg_params = ["n_train", "ell", "noise", "ridge"]
         hipe_params = ["head_dim", "rope_base", "head_sigmas", "max_dist"]
-        controls = pn.Column(
-            pn.pane.Markdown("**Grid -> place cells**"),
-            pn.Param(self.param, parameters=grid_params, show_name=False),
-            pn.pane.Markdown("**Few-shot regression**"),
-            pn.Param(self.param, parameters=reg_params, show_name=False,
-                     widgets={"ridge": {"type": pn.widgets.FloatSlider, "step": 1e-4,
-                                        "format": "0.0000"}}),
-            pn.pane.Markdown("**HIPE**"),
-            pn.Param(self.param, parameters=hipe_params, show_name=False), width=320)
+        return pn.Column(
+            pn.pane.Markdown("**Grid -> place cells**"), self.controls(grid_params),
+            pn.pane.Markdown("**Few-shot regression**"), self.controls(reg_params),
+            pn.pane.Markdown("**HIPE**"), self.controls(hipe_params), width=320)
 
+    def live_rows(self) -> list:
+        """Every view is live: the Bokeh figures, then the HoloViews ones."""
         def view(method):
             return pn.pane.HoloViews(hv.DynamicMap(method), sizing_mode="stretch_width")
 
-        return pn.Row(
-            controls,
-            pn.Column(self._alert,
-                      pn.Row(*self.live_panes(), view(self.fwhm_view),
-                             sizing_mode="stretch_width"),
-                      pn.panel(self._arena_pane, sizing_mode="stretch_width"),
-                      pn.Row(view(self.mse_view), view(self.kernel_view),
-                             sizing_mode="stretch_width"),
-                      pn.panel(self.efficiency_view, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+        return [pn.Row(*self.live_panes(), view(self.fwhm_view), sizing_mode="stretch_width"),
+                pn.panel(self._arena_pane, sizing_mode="stretch_width"),
+                pn.Row(view(self.mse_view), view(self.kernel_view), sizing_mode="stretch_width"),
+                pn.panel(self.efficiency_view, sizing_mode="stretch_width")]
 
 
 Explorer = PlaceFieldsExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## The hippocampal place-field gradient and HIPE (place_fields)\n\n"
-        "Zhou & Chen, *The Hippocampal Place Field Gradient: A Bio-inspired Framework "
-        "Building Multiscale Representation for Better Sample Efficiency*, ICML 2026 "
-        "([arXiv 2506.04943](https://arxiv.org/abs/2506.04943)). Field, FWHM, few-shot "
-        "error and positional kernels update live; the toy-LM comparison (derived) is "
-        "read from the cache.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## The hippocampal place-field gradient and HIPE (place_fields)\n\n"
+    "Zhou & Chen, *The Hippocampal Place Field Gradient: A Bio-inspired Framework "
+    "Building Multiscale Representation for Better Sample Efficiency*, ICML 2026 "
+    "([arXiv 2506.04943](https://arxiv.org/abs/2506.04943)). Field, FWHM, few-shot "
+    "error and positional kernels update live; the toy-LM comparison (derived) is "
+    "read from the cache."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -23,8 +23,7 @@ import panel as pn
 import param
 
 from icml26 import promotion as pro
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
 ACTION_LABELS = {"honest": "honest", "gaming": "gaming", "none": "no effort"}
@@ -94,6 +93,11 @@ class PromotionExplorer(ExplorerBase):
                                 doc="Cells per axis of the numerical phase diagram (Run).")
     run = param.Event(doc="Solve the agent's problem (value iteration) for the trajectory "
                           "and the numerical phase diagram.")
+    RUN_LABEL, LIVE_CAPTION = "Run (value iteration)", LIVE_CAPTION
+    #: the settings of the model (the alert and the result note follow them)
+    _SETTINGS = ("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
+                 "threshold_design", "slope_multiplier", "custom_thresholds", "x0", "horizon",
+                 "x_grid", "a_grid", "exact_gaps")
 
     #: settings within every bound that the model still rejects (the generic test uses them)
     INVALID_EXAMPLES = ({"c_minus_ratio": 1.0},
@@ -101,10 +105,9 @@ class PromotionExplorer(ExplorerBase):
                         {"threshold_design": "custom", "levels": 3})
 
     def __init__(self, **params):
-        self._trajectory_data: pd.DataFrame | None = None
+        self._result: pd.DataFrame | None = None  # the trajectory of the last Run
         self._trajectory_cfg: pro.PromotionConfig | None = None
         self._phase_data: dict | None = None
-        self._trajectory_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._note = pn.pane.Alert("", alert_type="warning", visible=False)
         super().__init__(**params)
 
@@ -147,8 +150,8 @@ class PromotionExplorer(ExplorerBase):
             data["settle"] = cfg.delta * lv / (1 - cfg.gamma)
             data["steady"] = (pro.steady_state_thresholds(cfg.levels, cfg.gamma, cfg.delta)
                               .numpy() if cfg.delta > 0 else np.zeros(len(lv)))
-        if self._trajectory_data is not None:
-            data["trajectory"] = self._trajectory_data
+        if self._result is not None:
+            data["trajectory"] = self._result
         if self._phase_data is not None:
             data["phase"] = self._phase_data["cells"][["ratio", "beta_gamma", "a_plus",
                                                        "a_minus"]]
@@ -187,28 +190,26 @@ class PromotionExplorer(ExplorerBase):
     def live_charts(self) -> list:
         return [self.ladder_chart, self.phase_chart]
 
-    def _trajectory_chart(self, i: int) -> Chart | None:
-        if self._trajectory_data is None:
-            return None
-        return trajectory_charts({"chosen": self._trajectory_data})[i]
+    def _trajectory_chart(self, i: int) -> Chart:
+        return trajectory_charts({"chosen": self._result})[i]
 
     # the Run's trajectory: four figures (one per quantity), drawn when a Run ends
-    @param.depends("run_done")
+    @run_chart
     def level_chart(self) -> Chart | None:
         """F2: the optimal agent's level over time (after Run)."""
         return self._trajectory_chart(0)
 
-    @param.depends("run_done")
+    @run_chart
     def skill_chart(self) -> Chart | None:
         """F2: the optimal agent's true skill over time (after Run)."""
         return self._trajectory_chart(1)
 
-    @param.depends("run_done")
+    @run_chart
     def effort_chart(self) -> Chart | None:
         """F2: the optimal agent's honest effort over time (after Run)."""
         return self._trajectory_chart(2)
 
-    @param.depends("run_done")
+    @run_chart
     def gaming_chart(self) -> Chart | None:
         """F2: the optimal agent's gaming over time (after Run)."""
         return self._trajectory_chart(3)
@@ -216,9 +217,10 @@ class PromotionExplorer(ExplorerBase):
     def run_charts(self) -> list:
         return [self.level_chart, self.skill_chart, self.effort_chart, self.gaming_chart]
 
-    def trajectory_note(self) -> str:
+    @param.depends(*_SETTINGS)
+    def result_note(self) -> str:
         """The caption of the trajectory figures: which ladder, and whether it is stale."""
-        if self._trajectory_data is None:
+        if self._result is None:
             return ("**Optimal agent's trajectory:** press **Run** to solve the agent's "
                     "problem (value iteration).")
         cfg = self._trajectory_cfg
@@ -244,7 +246,7 @@ class PromotionExplorer(ExplorerBase):
                                 exact_gaps=self.exact_gaps)
 
         def keep(results):
-            self._trajectory_data, self._phase_data = results
+            self._result, self._phase_data = results
             self._trajectory_cfg = cfg
 
         self.run_stages([
@@ -255,9 +257,7 @@ class PromotionExplorer(ExplorerBase):
              f"(batched value iteration)", lambda: _phase(phase)),
         ], keep)
 
-    @param.depends("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
-                   "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
-                   "horizon", "x_grid", "a_grid", "exact_gaps", watch=True, on_init=True)
+    @param.depends(*_SETTINGS, watch=True, on_init=True)
     def _update_alert(self) -> None:
         self._show_error()
 
@@ -281,35 +281,9 @@ class PromotionExplorer(ExplorerBase):
         text = self.design_note()
         self._note.object, self._note.visible = text, bool(text)
 
-    @param.depends("beta", "gamma", "delta", "c_minus_ratio", "levels", "reward_per_level",
-                   "threshold_design", "slope_multiplier", "custom_thresholds", "x0",
-                   "horizon", "x_grid", "a_grid", "exact_gaps", "run_done", watch=True,
-                   on_init=True)
-    def _update_trajectory_note(self) -> None:
-        text = self.trajectory_note()
-        if self._trajectory_caption.object != text:
-            self._trajectory_caption.object = text
-
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary",
-                    "name": "Run (value iteration)"}})
-        ladder, phase = self.live_panes()
-        # the Run's figures: separate Bokeh panes drawn when the Run ends, then updated in
-        # place (a HoloViews Layout swapped in after Run drew blank in the served page)
-        results = LiveFigures(self)
-        level, skill, effort, gaming = (results.add(c) for c in self.run_charts())
-        return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
-            pn.Column(self._alert, self._note,
-                      pn.Row(ladder, phase, sizing_mode="stretch_width"),
-                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                      self._trajectory_caption,
-                      pn.Row(level, skill, sizing_mode="stretch_width"),
-                      pn.Row(effort, gaming, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+    def live_rows(self) -> list:
+        return [self._note, *super().live_rows()]  # the design's warning above the figures
 
 
 DESIGN_LABELS_LONG = {"steady": "steady-state ladder", "linear": "linear ladder",
@@ -466,19 +440,13 @@ def plot_greedy(frame: pd.DataFrame) -> hv.Overlay:
 
 
 Explorer = PromotionExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Multi-level strategic classification (promotion)\n\n"
-        "Huang, Alkarmi, Liu, *Multi-Level Strategic Classification: Incentivizing "
-        "Improvement through Promotion and Relegation Dynamics*, ICML 2026 "
-        "([arXiv 2602.11439](https://arxiv.org/abs/2602.11439)). The ladder and the "
-        "analytic boundary update live; **Run** solves the agent's problem by value "
-        "iteration (trajectory and numerical phase diagram).",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Multi-level strategic classification (promotion)\n\n"
+    "Huang, Alkarmi, Liu, *Multi-Level Strategic Classification: Incentivizing "
+    "Improvement through Promotion and Relegation Dynamics*, ICML 2026 "
+    "([arXiv 2602.11439](https://arxiv.org/abs/2602.11439)). The ladder and the "
+    "analytic boundary update live; **Run** solves the agent's problem by value "
+    "iteration (trajectory and numerical phase diagram)."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -20,7 +20,7 @@ import param
 import torch
 
 from icml26 import recruitment as rec
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot, rows
 
 POLICY_COLORS = {"dp": "#1f77b4", "uniform": "#2ca02c", "fixed3": "#9467bd",
                  "greedy": "#ff7f0e", "spend_all": "#d62728"}
@@ -82,6 +82,8 @@ class RecruitmentExplorer(ExplorerBase):
                                   doc="Policies shown in the Monte Carlo comparison.")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the Monte Carlo runs.")
     run = param.Event(doc="Run the Monte Carlo comparison and the misspecification sweep.")
+    RUN_LABEL, WIDGETS = "Run Monte Carlo", {"policies": pn.widgets.CheckBoxGroup}
+    STATUS_BY_RESULTS = True
 
     #: settings within every bound that the model still rejects (the generic test uses them)
     INVALID_EXAMPLES = ({"family": "poisson", "mean_capacity": 4.0, "k_max": 3},
@@ -245,23 +247,9 @@ class RecruitmentExplorer(ExplorerBase):
         self._show_error()
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(
-            self.param, show_name=False, widgets={
-                "run": {"type": pn.widgets.Button, "color": "primary",
-                        "name": "Run Monte Carlo"},
-                "policies": pn.widgets.CheckBoxGroup,
-            })
-        value, spend, survival = self.live_panes()
-        live = pn.Row(value, spend, sizing_mode="stretch_width")
-        heavy = pn.Row(pn.panel(self.mc_view, sizing_mode="stretch_width"),
-                       pn.panel(self.misspec_view, sizing_mode="stretch_width"),
-                       sizing_mode="stretch_width")
-        return pn.Row(
-            pn.Column(controls, width=320),
-            pn.Column(self._alert, live, survival, self.run_status, heavy,
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+    def result_panes(self) -> list:
+        return rows([pn.panel(self.mc_view, sizing_mode="stretch_width"),
+                     pn.panel(self.misspec_view, sizing_mode="stretch_width")])
 
 
 # ---------------------------------------------------------------------- figures (shared
@@ -344,18 +332,12 @@ def plot_runtime(rows: list[dict]) -> hv.Layout:
 
 
 Explorer = RecruitmentExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Adaptive multi-round allocation (recruitment)\n\n"
-        "Pan et al., *Adaptive Multi-Round Allocation with Stochastic Arrivals*, ICML 2026 "
-        "([arXiv 2605.12111](https://arxiv.org/abs/2605.12111)). Live plots are exact "
-        "(truncated-PGF DP); **Run** adds the Monte Carlo comparison in the heterogeneous "
-        "process and the misspecification bound.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Adaptive multi-round allocation (recruitment)\n\n"
+    "Pan et al., *Adaptive Multi-Round Allocation with Stochastic Arrivals*, ICML 2026 "
+    "([arXiv 2605.12111](https://arxiv.org/abs/2605.12111)). Live plots are exact "
+    "(truncated-PGF DP); **Run** adds the Monte Carlo comparison in the heterogeneous "
+    "process and the misspecification bound."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -22,8 +22,7 @@ import param
 import torch
 
 from icml26 import red
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 COLORS = {"gaussian": "#d62728", "red": "#1f77b4", "random_select": "#ff7f0e",
           "orthogonal": "#2ca02c"}
@@ -49,16 +48,24 @@ def outlier_chart(teacher: dict, top: int = 32) -> Chart:
                  "channel rank (by RMS)", "channel RMS / median channel RMS", series)
 
 
+#: draw order and dash of the spectrum: a channel selection (RED's or a random one) and an
+#: orthogonal P have every singular value exactly 1, so their three lines coincide; solid
+#: first, then dashed and dotted on top, and each shows
+SPECTRUM_STYLE = {"gaussian": "solid", "orthogonal": "solid", "red": "dashed",
+                  "random_select": "dotted"}
+
+
 def spectrum_chart(students: dict) -> Chart:
     """Sorted singular values of each initial projection ``P``."""
     series = []
-    for init, s in students.items():
-        sv = np.asarray(s["p0_singular"], dtype=float)
+    for init in sorted(students, key=lambda k: list(SPECTRUM_STYLE).index(k)
+                       if k in SPECTRUM_STYLE else len(SPECTRUM_STYLE)):
+        sv = np.asarray(students[init]["p0_singular"], dtype=float)
         series.append(Series(COLORS[init], np.arange(1, len(sv) + 1), sv, LABELS[init],
-                             dash="dashed" if init == "random_select" else "solid"))
+                             dash=SPECTRUM_STYLE.get(init, "solid")))
     cond = students["gaussian"]["cond"] if "gaussian" in students else float("nan")
-    return Chart(f"Singular values of P (Gaussian condition number {cond:.1f})",
-                 "index (sorted)", "singular value", series)
+    return Chart(f"Singular values of P (Gaussian cond. {cond:.1f}; selections and "
+                 f"orthogonal: all exactly 1)", "index (sorted)", "singular value", series)
 
 
 def erank_chart(students: dict) -> Chart:
@@ -192,6 +199,19 @@ def _projections(d_small: int, seed: int) -> dict:
     return out
 
 
+LIVE_CAPTION = (
+    "*Top left:* the teacher's largest channel RMS over the median, per layer (dashed: the "
+    "outlier bar 4 of the claim `teacher_outliers`); the second design's teacher (issue 34: a "
+    "BOS token first, peak lr 1e-2) has an outlier channel, 6.1-6.6x the median in every "
+    "layer (the next one 4.0-4.5x). "
+    "*Top right:* singular values of the initial projection P (128 x d'): Gaussian spreads "
+    "them (Marchenko-Pastur); selections (RED, random) and orthogonal have all equal to 1 "
+    "(one line). *Bottom:* a toy with lognormal channel scales (dashed: eRank before "
+    "projection): without outliers every flat-spectrum P keeps the same eRank and the Gaussian "
+    "less; with strong ones the eRank collapses, RED stays above Gaussian and a random "
+    "selection swings with the outlier channels it happens to drop.")
+
+
 # --------------------------------------------------------------------------- explorer
 class REDExplorer(ExplorerBase):
     """Choose a width and initialisations; distil the students and compare."""
@@ -210,11 +230,8 @@ class REDExplorer(ExplorerBase):
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the projections and the "
                                                      "distillation batches.")
     run = param.Event(doc="Distil one student per chosen initialisation.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run distillation", LIVE_CAPTION
+    WIDGETS = {"inits": pn.widgets.CheckBoxGroup}
 
     def config(self) -> red.RedConfig:
         """The lib config of the Run (raises ValueError when invalid)."""
@@ -256,20 +273,17 @@ class REDExplorer(ExplorerBase):
         return [self.outlier_view, self.spectrum_view, self.toy_view]
 
     # ------------------------------------------------------------------ the Run
-    @param.depends("run_done")
+    @run_chart
     def erank_view(self) -> Chart | None:
-        return None if self._result is None else erank_chart(self._result["students"])
+        return erank_chart(self._result["students"])
 
-    @param.depends("run_done")
+    @run_chart
     def accuracy_view(self) -> Chart | None:
-        if self._result is None:
-            return None
         return accuracy_chart(self._result["students"], _teacher_stats())
 
-    @param.depends("run_done", "hops")
+    @run_chart("hops")
     def checkpoint_view(self) -> Chart | None:
-        return None if self._result is None else checkpoint_chart(self._result["students"],
-                                                                  self.hops)
+        return checkpoint_chart(self._result["students"], self.hops)
 
     def run_charts(self) -> list:
         return [self.erank_view, self.accuracy_view, self.checkpoint_view]
@@ -290,13 +304,8 @@ class REDExplorer(ExplorerBase):
                 f"(teacher {_teacher_stats()['ppl']:.2f}). Dotted lines in the eRank view: the "
                 "students at init.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
 
         def one(init):
@@ -307,63 +316,20 @@ class REDExplorer(ExplorerBase):
                             "title": f"d'/d = {self.ratio:g} (d' = {cfg.d_small}), "
                                      f"{cfg.distill_steps} steps, seed {seed}"}
 
-        if self.run_stages([("teacher (shipped weights)", _teacher_stats)]
-                           + [(f"distil the {LABELS[i]} student ({cfg.distill_steps} steps)",
-                               functools.partial(one, i)) for i in cfg.inits], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "inits": pn.widgets.CheckBoxGroup,
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run distillation"}})
-        outliers, spectrum, toy = self.live_panes()
-        results = LiveFigures(self)
-        erank, acc, ckpt = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(outliers, spectrum,
-                                                    sizing_mode="stretch_width"),
-                                pn.Row(toy, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(erank, acc, sizing_mode="stretch_width"),
-                                pn.Row(ckpt, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Top left:* the teacher's largest channel RMS over the median, per layer (dashed: the "
-    "outlier bar 4 of the claim `teacher_outliers`); the second design's teacher (issue 34: a "
-    "BOS token first, peak lr 1e-2) has an outlier channel, 6.1-6.6x the median in every "
-    "layer (the next one 4.0-4.5x). "
-    "*Top right:* singular values of the initial projection P (128 x d'): Gaussian spreads "
-    "them (Marchenko-Pastur); selections (RED, random) and orthogonal have all equal to 1 "
-    "(one line). *Bottom:* a toy with lognormal channel scales (dashed: eRank before "
-    "projection): without outliers every flat-spectrum P keeps the same eRank and the Gaussian "
-    "less; with strong ones the eRank collapses, RED stays above Gaussian and a random "
-    "selection swings with the outlier channels it happens to drop.")
+        self.run_stages([("teacher (shipped weights)", _teacher_stats)]
+                        + [(f"distil the {LABELS[i]} student ({cfg.distill_steps} steps)",
+                            functools.partial(one, i)) for i in cfg.inits], keep)
 
 
 Explorer = REDExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## RED: activation-aware initialisation for efficient distillation (red)\n\n"
-        "He, Tang, Nie, Li, Yang, Du, Sun & Ma, *Reasoning-preserved Efficient Distillation "
-        "of LLMs via Activation-aware Initialization*, ICML 2026 "
-        "([arXiv 2605.29327](https://arxiv.org/abs/2605.29327)). **Blocked:** with an "
-        "outlier teacher (issue 34's second design), RED keeps no more eRank than a random "
-        "channel selection and misses the eRank bar on seed 1. Live: the outlier check, the "
-        "spectrum of P and a toy; **Run** distils width-64 students from the teacher.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## RED: activation-aware initialisation for efficient distillation (red)\n\n"
+    "He, Tang, Nie, Li, Yang, Du, Sun & Ma, *Reasoning-preserved Efficient Distillation "
+    "of LLMs via Activation-aware Initialization*, ICML 2026 "
+    "([arXiv 2605.29327](https://arxiv.org/abs/2605.29327)). **Blocked:** with an "
+    "outlier teacher (issue 34's second design), RED keeps no more eRank than a random "
+    "channel selection and misses the eRank bar on seed 1. Live: the outlier check, the "
+    "spectrum of P and a toy; **Run** distils width-64 students from the teacher."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

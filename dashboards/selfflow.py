@@ -22,8 +22,15 @@ import panel as pn
 import param
 
 from icml26 import selfflow
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import (
+    Chart,
+    ExplorerBase,
+    Series,
+    app_factory,
+    message_plot,
+    rows,
+    run_chart,
+)
 from icml26.dashboards.app.run_costs import duration, recorded_run, recorded_run_words
 
 COLORS = {"vanilla": "#7f7f7f", "same_t": "#ff7f0e", "selfflow": "#1f77b4",
@@ -124,6 +131,14 @@ def example_chart(cfg: selfflow.TrainConfig, n_images: int = 3) -> Chart:
                  "noise level tau", series, height=300)
 
 
+LIVE_CAPTION = (
+    "*Left:* Dual-Timestep Scheduling draws t and s per image (logit-normal); the student "
+    "sees the tokens in the mask M at s and the others at t ('dual', the paper), or its "
+    "tokens at the noisier max(t, s) and the masked ones at full noise ('full'); the EMA "
+    "teacher sees every token at min(t, s). Vanilla flow matching has one t per image. "
+    "*Right:* the levels of every token of a few images.")
+
+
 # --------------------------------------------------------------------------- explorer
 class SelfFlowExplorer(ExplorerBase):
     """Choose the Dual-Timestep Schedule and the distillation; train and probe four DiTs."""
@@ -160,11 +175,7 @@ class SelfFlowExplorer(ExplorerBase):
                                "masked': half the tokens at full noise).")
     seed = param.Integer(0, bounds=(0, 6), doc="Seed of the data split, init and noise.")
     run = param.Event(doc="Train the four models (cached per settings) and probe them.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run training", LIVE_CAPTION
 
     # ------------------------------------------------------------------ model
     def train_config(self) -> selfflow.TrainConfig:
@@ -211,19 +222,21 @@ class SelfFlowExplorer(ExplorerBase):
         return [self.schedule_chart, self.example_chart]
 
     # ------------------------------------------------------------------ Run results
-    @param.depends("run_done", "probe")
+    @run_chart("probe")
     def probe_view(self) -> Chart | None:
         """Probe accuracy per block for the four models at the chosen probe setting."""
-        if self._result is None:
-            return None
         return probe_chart(self._result["summary"], self.probe)
 
-    @param.depends("run_done")
+    @run_chart
     def loss_view(self) -> Chart | None:
         """Training FM loss curves of the Run's models."""
-        if self._result is None:
-            return None
         return loss_chart(self._result["curves"])
+
+    def run_charts(self) -> list:
+        return [self.probe_view, self.loss_view]
+
+    def result_panes(self) -> list:
+        return [*rows(self.run_panes()), pn.panel(self.sample_view, sizing_mode="stretch_width")]
 
     @param.depends("run_done")
     def sample_view(self) -> hv.Element:
@@ -242,13 +255,8 @@ class SelfFlowExplorer(ExplorerBase):
                 f"{r['fm']['selfflow'] / r['fm']['vanilla']:.3f}). Best-block probe gain "
                 f"Self-Flow - vanilla: {gains}.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
 
         def stage(v):
@@ -271,11 +279,10 @@ class SelfFlowExplorer(ExplorerBase):
                          f"{cfg.train.teacher_view}, seed {seed}"}
 
         todo = selfflow.to_compute(cfg, seed)  # the verb of a stage that misses the cache
-        if self.run_stages([(f"{selfflow.LABELS[v]}: {cfg.train.steps}-step model and its "
-                             "probes", stage(v),
-                             "training" if todo.get(v) == "train" else "probing")
-                            for v in selfflow.VARIANTS], keep):
-            self._show_error("")
+        self.run_stages([(f"{selfflow.LABELS[v]}: {cfg.train.steps}-step model and its "
+                          "probes", stage(v),
+                          "training" if todo.get(v) == "train" else "probing")
+                         for v in selfflow.VARIANTS], keep)
 
     def plan_note(self) -> str:
         """What a Run at the current settings costs, said before it: read from the cache,
@@ -304,34 +311,6 @@ class SelfFlowExplorer(ExplorerBase):
                      f"models: their result may differ).")
         return text
 
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_caption(self) -> None:
-        self._caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run training"}})
-        schedule, example = self.live_panes()
-        results = LiveFigures(self)
-        probe, loss = results.add(self.probe_view), results.add(self.loss_view)
-        return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
-            pn.Column(self._alert, pn.Row(schedule, example, sizing_mode="stretch_width"),
-                      pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                      self._caption, pn.Row(probe, loss, sizing_mode="stretch_width"),
-                      pn.panel(self.sample_view, sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* Dual-Timestep Scheduling draws t and s per image (logit-normal); the student "
-    "sees the tokens in the mask M at s and the others at t ('dual', the paper), or its "
-    "tokens at the noisier max(t, s) and the masked ones at full noise ('full'); the EMA "
-    "teacher sees every token at min(t, s). Vanilla flow matching has one t per image. "
-    "*Right:* the levels of every token of a few images.")
-
 
 def _run_time() -> str:
     cost = recorded_run("selfflow")
@@ -340,21 +319,15 @@ def _run_time() -> str:
 
 
 Explorer = SelfFlowExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Self-Flow: self-supervised flow matching (selfflow)\n\n"
-        "Chefer, Esser, Lorenz, Podell, Raja, Tong, Torralba & Rombach, *Self-Supervised Flow "
-        "Matching for Scalable Multi-Modal Synthesis* ([arXiv 2603.06507]"
-        "(https://arxiv.org/abs/2603.06507)). Live: the teacher/student noise schedule; "
-        "**Run** trains four tiny DiTs on sklearn digits at equal compute and probes them "
-        f"({_run_time()}; the line under the Run button says which). "
-        "Reproduced: generation is kept; the representation gain is **not** reproduced at "
-        "this scale.",
-        Explorer())
-
+create_app = app_factory(Explorer, lambda: (  # the recorded Run time, read at page build
+    "## Self-Flow: self-supervised flow matching (selfflow)\n\n"
+    "Chefer, Esser, Lorenz, Podell, Raja, Tong, Torralba & Rombach, *Self-Supervised Flow "
+    "Matching for Scalable Multi-Modal Synthesis* ([arXiv 2603.06507]"
+    "(https://arxiv.org/abs/2603.06507)). Live: the teacher/student noise schedule; "
+    "**Run** trains four tiny DiTs on sklearn digits at equal compute and probes them "
+    f"({_run_time()}; the line under the Run button says which). "
+    "Reproduced: generation is kept; the representation gain is **not** reproduced at "
+    "this scale."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -22,7 +22,7 @@ import panel as pn
 import param
 
 from icml26 import spurious_dpo as sd
-from icml26.dashboards.app import Chart, ExplorerBase, Series, message_plot, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot
 from icml26.dashboards.app.page import PANEL_WIDTH, figure_grid
 
 COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
@@ -31,6 +31,11 @@ COLORS = {"converged": "#1f77b4", "early_stop": "#d62728", "shrunk": "#2ca02c",
 LABELS = {"converged": "converged", "early_stop": "early-stopped", "shrunk": "L2 shrinkage",
           "hidden_converged": "converged, cause hidden", "ties": "DPO + ties",
           "random_labels": "ties as random wins/losses", "l2_matched": "plain L2 (matched |θ_s|)"}
+#: the tie methods' dashes: where two of them coincide (ties and ties as random wins/losses
+#: train to the same causal weight and accuracies at most tie fractions) the dashed line lies
+#: on the solid one and both show
+TIE_DASH = {"ties": "solid", "random_labels": "dashed", "l2_matched": "dotted",
+            "ties_rao_kupper": "dashdot", "ties_davidson": "dotdash"}
 N_STEPS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 TIE_N_CAP = 20_000  # the Run tie sweep uses at most this many preference pairs (memory)
 
@@ -169,15 +174,15 @@ def ties_plot(rows, methods=("ties", "random_labels", "l2_matched")) -> hv.Layou
         if sel.empty:
             continue
         x, kw = sel.tie_fraction, {"label": labels[method]}
-        c = colors[method]
+        style = {"color": colors[method], "line_dash": TIE_DASH.get(method, "solid")}
         panels["spur"].append(hv.Curve((x, sel.theta_s1.abs() / (base or 1.0)), "tie fraction",
-                                       "|θ_s1| / DPO's", **kw).opts(color=c))
+                                       "|θ_s1| / DPO's", **kw).opts(**style))
         panels["causal"].append(hv.Curve((x, sel.causal_dot), "tie fraction", "θ_c·w*", **kw)
-                                .opts(color=c))
+                                .opts(**style))
         panels["neutral"].append(hv.Curve((x, sel.acc_neutral), "tie fraction",
-                                          "accuracy, neutral pairs", **kw).opts(color=c))
+                                          "accuracy, neutral pairs", **kw).opts(**style))
         panels["ood"].append(hv.Curve((x, sel.acc_ood), "tie fraction",
-                                      "accuracy, flipped bias", **kw).opts(color=c))
+                                      "accuracy, flipped bias", **kw).opts(**style))
     return (_panel_opts(hv.Overlay(panels["spur"]), "Spurious weight vs DPO") +
             _panel_opts(hv.Overlay(panels["causal"]), "Causal weight θ_c·w*") +
             _panel_opts(hv.Overlay(panels["neutral"]), "Neutral pairs (m' = 0)") +
@@ -282,6 +287,7 @@ class SpuriousDPOExplorer(ExplorerBase):
     seeds = param.Integer(3, bounds=(1, 10), doc="Replicate data sets per Run (mean shown).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the Run.")
     run = param.Event(doc="Fit the channels, the n sweep and the tie sweep at these settings.")
+    RUN_LABEL, STATUS_BY_RESULTS = "Run fits", True
 
     #: settings within every bound that the model still rejects (the generic test uses them)
     INVALID_EXAMPLES = ({"lr": 1.0, "beta": 2.0, "sigma_eps": 2.0, "m": 1.5},)
@@ -440,41 +446,20 @@ class SpuriousDPOExplorer(ExplorerBase):
         self._show_error()
 
     # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run fits"}})
-
-        mean_bias, leakage, deployment, ties = self.live_panes()
-
-        return pn.Row(
-            pn.Column(controls, width=320),
-            pn.Column(
-                self._alert,
-                pn.Row(mean_bias, leakage, sizing_mode="stretch_width"),
-                pn.Row(deployment, ties, sizing_mode="stretch_width"),
-                self.run_status,
-                pn.panel(self.run_leakage_view, sizing_mode="stretch_width"),
-                pn.panel(self.run_irreducible_view, sizing_mode="stretch_width"),
-                pn.panel(self.run_ties_view, sizing_mode="stretch_width"),
-                sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+    def result_panes(self) -> list:
+        return [pn.panel(view, sizing_mode="stretch_width") for view in
+                (self.run_leakage_view, self.run_irreducible_view, self.run_ties_view)]
 
 
 Explorer = SpuriousDPOExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Spurious correlation learning in DPO and tie training (spurious_dpo)\n\n"
-        "Moya, Semendinger, Lin, Thornley, *Spurious Correlation Learning in Preference "
-        "Optimization: Mechanisms, Consequences, and Mitigation via Tie Training*, ICML "
-        "2026 ([arXiv 2605.11134](https://arxiv.org/abs/2605.11134)). Live plots: the "
-        "exact mean-bias optimum and the near-reference (quadratic-loss) theory with "
-        "exact accuracies; **Run** fits log-linear DPO at n pairs (batched Newton / "
-        "gradient descent).",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Spurious correlation learning in DPO and tie training (spurious_dpo)\n\n"
+    "Moya, Semendinger, Lin, Thornley, *Spurious Correlation Learning in Preference "
+    "Optimization: Mechanisms, Consequences, and Mitigation via Tie Training*, ICML "
+    "2026 ([arXiv 2605.11134](https://arxiv.org/abs/2605.11134)). Live plots: the "
+    "exact mean-bias optimum and the near-reference (quadratic-loss) theory with "
+    "exact accuracies; **Run** fits log-linear DPO at n pairs (batched Newton / "
+    "gradient descent)."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -25,8 +25,7 @@ import panel as pn
 import param
 
 from icml26 import tritongym as tg
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 from icml26.kernels.tritongym_ops import OPS
 
 WORKFLOW_COLORS = {"one-shot": "#7f7f7f", "iterative": "#1f77b4", "best-of-N": "#2ca02c",
@@ -85,6 +84,14 @@ def tolerance_plot(rows: list[dict]) -> hv.Overlay:
         min_height=320)
 
 
+LIVE_CAPTION = (
+    "*Closed form, ideal verifier* (every bug caught; a repair hits the real bug with "
+    "probability p_fix / suspects): one-shot 1 - p; best-of-N 1 - p^N; iterative "
+    "1 - p (1 - q)^(T-1); evolutionary (P = 2) 1 - p^2 [p (1 - q)]^(G-1). **Run** replaces "
+    "the ideal verifier by the measured one (real kernels, interpreter on CPU) and the fixed "
+    "suspects by what verify's first failing shape tells the repair. Tier C: no LLM runs.")
+
+
 # --------------------------------------------------------------------------- explorer
 class TritonGymExplorer(ExplorerBase):
     """Bug rate, repair skill and workflow budget; Run verifies every kernel candidate."""
@@ -115,14 +122,12 @@ class TritonGymExplorer(ExplorerBase):
                              doc="Monte Carlo episodes per cell (the claims use 400).")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the Monte Carlo.")
     run = param.Event(doc="Verify every candidate kernel, then simulate the workflows.")
+    RUN_LABEL, LIVE_CAPTION = "Run harness", LIVE_CAPTION
+    WIDGETS = {"operators": pn.widgets.CheckBoxGroup,
+               "shape_kinds": pn.widgets.CheckBoxGroup}
 
     #: settings the bounds cannot rule out (tests/dashboards/test_explorers.py)
     INVALID_EXAMPLES = [{"operators": []}, {"shape_kinds": []}]
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
 
     # ------------------------------------------------------------------ model
     def config(self) -> tg.TritonGymConfig:
@@ -161,33 +166,30 @@ class TritonGymExplorer(ExplorerBase):
         return out
 
     # ------------------------------------------------------------------ live views
+    def _closed_form_chart(self, x: str, kind: str, title: str, x_label: str) -> Chart:
+        d = self.plot_data()
+        return Chart(title, x_label, "Pass@1", [Series(WORKFLOW_COLORS[w], d[x], d[(kind, w)], w)
+                                                for w in tg.WORKFLOWS])
+
     @param.depends("p_bug", "p_fix", "suspects")
     def budget_live_chart(self) -> Chart:
         """Closed form: Pass@1 vs verify calls for the four workflows (ideal verifier)."""
-        d = self.plot_data()
-        series = [Series(WORKFLOW_COLORS[w], d["budgets"], d[("budget", w)], w)
-                  for w in tg.WORKFLOWS]
-        return Chart(f"Ideal verifier: Pass@1 vs budget (p_bug {self.p_bug:.2f})",
-                     "verify calls (budget)", "Pass@1", series)
+        return self._closed_form_chart("budgets", "budget", f"Ideal verifier: Pass@1 vs budget "
+                                       f"(p_bug {self.p_bug:.2f})", "verify calls (budget)")
 
     @param.depends("p_fix", "turns", "suspects")
     def p_bug_live_chart(self) -> Chart:
         """Closed form: Pass@1 vs p_bug at budget T for the four workflows."""
-        d = self.plot_data()
-        series = [Series(WORKFLOW_COLORS[w], d["grid"], d[("p_bug", w)], w)
-                  for w in tg.WORKFLOWS]
-        return Chart(f"Ideal verifier: Pass@1 vs bug rate (budget {self.turns})",
-                     "bug rate p_bug", "Pass@1", series)
+        return self._closed_form_chart("grid", "p_bug", f"Ideal verifier: Pass@1 vs bug rate "
+                                       f"(budget {self.turns})", "bug rate p_bug")
 
     def live_charts(self) -> list:
         return [self.budget_live_chart, self.p_bug_live_chart]
 
     # ------------------------------------------------------------------ Run results
-    @param.depends("run_done")
+    @run_chart
     def mc_p_bug_chart(self) -> Chart | None:
         """Monte Carlo with measured verify outcomes: Pass@1 vs p_bug (after Run)."""
-        if self._result is None:
-            return None
         rows = self._result["heatmap"]
         series = []
         for w, color in WORKFLOW_COLORS.items():
@@ -196,18 +198,14 @@ class TritonGymExplorer(ExplorerBase):
             series += [Series(color, x, y, w), Series(color, x, y, kind="scatter")]
         return Chart("Measured verify: Pass@1 vs bug rate", "bug rate p_bug", "Pass@1", series)
 
-    @param.depends("run_done")
+    @run_chart
     def mc_budget_chart(self) -> Chart | None:
         """Monte Carlo: Pass@1 vs the verify-call budget (after Run)."""
-        if self._result is None:
-            return None
         return budget_chart(self._result["budget"], "Measured verify: Pass@1 vs budget")
 
-    @param.depends("run_done")
+    @run_chart
     def error_chart(self) -> Chart | None:
         """Max error of every mutant per operator (log scale) and the tolerance (after Run)."""
-        if self._result is None:
-            return None
         rows = [r for r in self._result["matrix"] if r["bug"] != "oracle"]
         ops = list(self._result["config"].ops)
         tol = self._result["config"].tol
@@ -237,13 +235,8 @@ class TritonGymExplorer(ExplorerBase):
                 f"mutants fail verify. Iterative (T={cfg.turns}) minus one-shot Pass@1 at p_bug "
                 f"{cfg.p_bug:g}: {r['gap']['gap']:+.3f}.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
 
         def keep(results):
@@ -263,7 +256,7 @@ class TritonGymExplorer(ExplorerBase):
             state["table"] = tg.verify_table()
             return state["table"]
 
-        if self.run_stages([
+        self.run_stages([
             (f"verify {len(tg.candidates())} candidate kernels (cached after the first Run)",
              verify),
             ("per-operator pass matrix",
@@ -272,53 +265,18 @@ class TritonGymExplorer(ExplorerBase):
              lambda: tg.figure_heatmap_data(cfg, seed, state["table"])),
             ("Pass@1 vs budget", lambda: tg.figure_budget_data(cfg, seed, state["table"])),
             ("iterative vs one-shot", lambda: tg.feedback_gap(cfg, seed, state["table"])),
-        ], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run harness"},
-            "operators": pn.widgets.CheckBoxGroup, "shape_kinds": pn.widgets.CheckBoxGroup})
-        budget, p_bug = self.live_panes()
-        results = LiveFigures(self)
-        mc_p, mc_b, err = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(budget, p_bug, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(mc_p, mc_b, sizing_mode="stretch_width"), err,
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Closed form, ideal verifier* (every bug caught; a repair hits the real bug with "
-    "probability p_fix / suspects): one-shot 1 - p; best-of-N 1 - p^N; iterative "
-    "1 - p (1 - q)^(T-1); evolutionary (P = 2) 1 - p^2 [p (1 - q)]^(G-1). **Run** replaces "
-    "the ideal verifier by the measured one (real kernels, interpreter on CPU) and the fixed "
-    "suspects by what verify's first failing shape tells the repair. Tier C: no LLM runs.")
+        ], keep)
 
 
 Explorer = TritonGymExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## TritonGym: agentic workflows for Triton code generation (tritongym)\n\n"
-        "Guan, Lin, Zhao, Yao, Qiang, Yu, Viswanath, Ding & Aziz, *TritonGym: A Benchmark for "
-        "Agentic LLM Workflows in Triton GPU Code Generation*, ICML 2026 (no arXiv id). "
-        "**Tier C:** no LLM runs here, the leaderboard is not reproduced; this is the "
-        "harness (compile / verify / profile on 8 operators) with a seeded bug generator "
-        "standing in for the model. Live: closed-form Pass@1 of the workflows; **Run** "
-        "verifies every candidate kernel and simulates the workflows.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## TritonGym: agentic workflows for Triton code generation (tritongym)\n\n"
+    "Guan, Lin, Zhao, Yao, Qiang, Yu, Viswanath, Ding & Aziz, *TritonGym: A Benchmark for "
+    "Agentic LLM Workflows in Triton GPU Code Generation*, ICML 2026 (no arXiv id). "
+    "**Tier C:** no LLM runs here, the leaderboard is not reproduced; this is the "
+    "harness (compile / verify / profile on 8 operators) with a seeded bug generator "
+    "standing in for the model. Live: closed-form Pass@1 of the workflows; **Run** "
+    "verifies every candidate kernel and simulates the workflows."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

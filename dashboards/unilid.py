@@ -17,12 +17,10 @@ from dataclasses import replace
 
 import holoviews as hv
 import numpy as np
-import panel as pn
 import param
 
 from icml26 import unilid
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 METHOD_COLORS = {"UniLID": "#1f77b4", "UniLID (characters)": "#9ecae1",
                  "char NB": "#2ca02c", "char LR": "#98df8a", "fastText": "#d62728"}
@@ -78,11 +76,17 @@ def incremental_plot(data: dict) -> hv.Overlay:
         ylim=(0, 1.05))
 
 
+LIVE_CAPTION = (
+    "*Live:* the MAP estimate p_L = (c_L + alpha p_0) / (N + alpha) puts weight N / (N + alpha) "
+    f"on the k labelled samples (N ~ {PIECES_PER_SAMPLE} pieces per sample) and the rest on "
+    "the pooled prior p_0; dashed: the paper's alpha = 20. A prior mass applied to every "
+    "vocabulary entry instead (alpha x V) drowns the data: the mutation that breaks the "
+    "5-shot claim.")
+
+
 # --------------------------------------------------------------------------- explorer
 class UniLIDExplorer(ExplorerBase):
     """Pick the labels and UniLID's settings; Run fits it and the baselines."""
-
-    RUN_RECORD = "unilid"  # the page says what a Run from an empty cache costs
 
     k = param.Integer(5, bounds=(1, 10),
                       doc="Labelled samples per language (each >= 100 characters of Django "
@@ -105,11 +109,7 @@ class UniLIDExplorer(ExplorerBase):
                                "best (Viterbi) segmentation.")
     seed = param.Integer(0, bounds=(0, 1000), doc="Seed of the train/test split.")
     run = param.Event(doc="Fit UniLID and the baselines on the chosen labels.")
-
-    def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
-        super().__init__(**params)
+    RUN_LABEL, LIVE_CAPTION = "Run UniLID", LIVE_CAPTION
 
     # ------------------------------------------------------------------ model
     def config(self) -> unilid.UniLIDConfig:
@@ -142,20 +142,19 @@ class UniLIDExplorer(ExplorerBase):
         here = self.k * PIECES_PER_SAMPLE / (self.k * PIECES_PER_SAMPLE + self.alpha)
         return Chart(f"Data weight at k = {self.k}: {here:.2f}", "labelled samples per "
                      "language k", "weight of the data N / (N + alpha)", [
-                         Series("lightgrey", ks, n / (n + 20.0), "alpha = 20", dash="dashed"),
+                         # the reference on top, dashed: at alpha = 20 both lines show
                          Series(METHOD_COLORS["UniLID"], ks, n / (n + self.alpha),
                                 "chosen alpha"),
+                         Series("grey", ks, n / (n + 20.0), "alpha = 20", dash="dashed"),
                          Series("black", [self.k], [here], "chosen k", kind="scatter")])
 
     def live_charts(self) -> list:
         return [self.prior_chart]
 
     # ------------------------------------------------------------------ Run results
-    @param.depends("run_done")
+    @run_chart
     def accuracy_chart(self) -> Chart | None:
         """Accuracy vs k of every method (after Run)."""
-        if self._result is None:
-            return None
         rows = self._result["rows"]
         series = []
         for method, color in METHOD_COLORS.items():
@@ -165,11 +164,9 @@ class UniLIDExplorer(ExplorerBase):
         return Chart("Accuracy vs labelled samples", "labelled samples per language k",
                      "test accuracy", series, x_log=True)
 
-    @param.depends("run_done")
+    @run_chart
     def per_language_chart(self) -> Chart | None:
         """Per-language accuracy of UniLID and fastText at the chosen k (after Run)."""
-        if self._result is None:
-            return None
         per = self._result["per_language"]
         x = np.arange(1, len(per["labels"]) + 1, dtype=float)
         return Chart(f"Per language at k = {self._result['k']}", "language",
@@ -189,13 +186,8 @@ class UniLIDExplorer(ExplorerBase):
                     "validation samples, fastText over 36 configs per k).")
         return f"**Language ID on Django UI strings** ({self._result['title']})."
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
 
         def method_rows(methods):
@@ -215,58 +207,24 @@ class UniLIDExplorer(ExplorerBase):
                                      f"{cfg.model.vocab_size}, {cfg.model.em_iters} EM "
                                      f"iterations, {cfg.model.score}, seed {seed}"}
 
-        if self.run_stages([
+        self.run_stages([
             (f"sentencepiece vocabulary ({cfg.model.vocab_size} pieces) of the unlabelled "
              f"train pools", lambda: unilid.vocabulary(cfg, seed)),
             (f"UniLID by EM at k = {', '.join(map(str, cfg.k_grid))}",
              method_rows(("UniLID", "UniLID (characters)"))),
             ("baselines tuned on validation samples (char NB, char LR, fastText)",
              method_rows(("char NB", "char LR", "fastText"))),
-        ], keep):
-            self._show_error("")
-
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run UniLID"}})
-        (prior,) = self.live_panes()
-        results = LiveFigures(self)
-        acc, per = (results.add(c) for c in self.run_charts())
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, prior,
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(acc, per, sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Live:* the MAP estimate p_L = (c_L + alpha p_0) / (N + alpha) puts weight N / (N + alpha) "
-    f"on the k labelled samples (N ~ {PIECES_PER_SAMPLE} pieces per sample) and the rest on "
-    "the pooled prior p_0; dashed: the paper's alpha = 20. A prior mass applied to every "
-    "vocabulary entry instead (alpha x V) drowns the data: the mutation that breaks the "
-    "5-shot claim.")
+        ], keep)
 
 
 Explorer = UniLIDExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## UniLID: what language is this? Ask your tokenizer (unilid)\n\n"
-        "Meister, Yavuz, Lesci & Pimentel, *What Language is This? Ask Your Tokenizer.*, "
-        "ICML 2026 ([arXiv 2602.17655](https://arxiv.org/abs/2602.17655)). One unigram "
-        "distribution per language over a shared sentencepiece vocabulary, fitted by EM; "
-        "Bayes' rule picks the language. Data: Django's translation catalogues. "
-        "**Run** fits UniLID and the baselines (fastText, char NB, char LR).",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## UniLID: what language is this? Ask your tokenizer (unilid)\n\n"
+    "Meister, Yavuz, Lesci & Pimentel, *What Language is This? Ask Your Tokenizer.*, "
+    "ICML 2026 ([arXiv 2602.17655](https://arxiv.org/abs/2602.17655)). One unigram "
+    "distribution per language over a shared sentencepiece vocabulary, fitted by EM; "
+    "Bayes' rule picks the language. Data: Django's translation catalogues. "
+    "**Run** fits UniLID and the baselines (fastText, char NB, char LR)."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {"Chart": "live", "Series": "live", "show": "live", "ExplorerBase": "page",
-            "cell_labels": "hvstyle",
-            "message_plot": "page", "paper_page": "page"}
+            "app_factory": "page", "cell_labels": "hvstyle", "message_plot": "page",
+            "paper_page": "page", "rows": "layout", "run_chart": "layout"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -106,7 +106,7 @@ def figure(chart: Chart, live: bool = False):
         source = ColumnDataSource(s.columns())
         if s.kind == "line":
             renderer = fig.line("x", "y", source=source, line_color=s.color,
-                                line_dash=s.dash, line_width=s.width)
+                                line_dash=s.dash, line_width=s.width, name=s.label)
         else:
             renderer = fig.scatter("x", "y", source=source, color=s.color, size=7)
         if s.label is not None:

@@ -16,13 +16,14 @@ import param
 
 from icml26 import common, papers, status_table
 from icml26.dashboards.app import hvstyle, perf
+from icml26.dashboards.app.layout import PageLayout
 from icml26.dashboards.app.live import LiveFigures
 from icml26.dashboards.app.run_costs import recorded_run, recorded_run_words
 
 hvstyle.apply()  # the HoloViews figures' padding (the live figures pad by construction)
 
 
-class ExplorerBase(pn.viewable.Viewer):
+class ExplorerBase(PageLayout, pn.viewable.Viewer):
     """What every paper's Explorer shares.
 
     - the settings alert: ``_error()`` is the message for the current settings ('' when they
@@ -36,14 +37,17 @@ class ExplorerBase(pn.viewable.Viewer):
       running, and turns an exception into "Run failed: ..." in the alert. Served apps run
       callbacks on a thread pool (:func:`perf.serve`), so a Run never blocks the server.
       Views of a Run's results depend on ``run_done`` (it counts finished Runs), never on the
-      Run button itself: the button's event comes before the results exist.
+      Run button itself: the button's event comes before the results exist;
+    - the page (:class:`~icml26.dashboards.app.layout.PageLayout`): controls and Run status
+      on the left; the alert, live figures, captions, the result note (``result_note()``,
+      redrawn after each Run) and the Run's figures on the right.
     """
 
     run_done = param.Integer(0, precedence=-1, doc="Finished Runs (views of results follow).")
 
-    #: the app's row in ``benchmarks/app_run_timings.csv``: ``run_status`` then says, before
-    #: any Run, what the default Run cost from an empty cache (an Explorer that says its own
-    #: per-setting plan by overriding :meth:`plan_note`, like panda's, leaves it None)
+    #: the app's row in ``benchmarks/app_run_timings.csv`` (None: the paper's slug):
+    #: ``run_status`` then says, before any Run, what the default Run cost from an empty
+    #: cache (an Explorer that says its own per-setting plan overrides :meth:`plan_note`)
     RUN_RECORD: str | None = None
 
     def __init__(self, **params):
@@ -57,7 +61,11 @@ class ExplorerBase(pn.viewable.Viewer):
         self._stage_now: list = [0, 1, "", None, "computing", ""]  # i, n, label, cache, verb,
         # and the sub-step's text (see _stage_text)
         self._rendered_live: list[LiveFigures] = []  # one per rendering (see live_panes)
+        self._init_layout()
         super().__init__(**params)
+        self._watch_result_note()
+        if "run" in self.param and hasattr(self, "start_run"):
+            self.param.watch(self._press_run, "run")
         stepped = [name for name, p in self.param.objects().items()
                    if isinstance(p, param.Number) and not isinstance(p, param.Integer)
                    and getattr(p, "step", None)]
@@ -82,8 +90,14 @@ class ExplorerBase(pn.viewable.Viewer):
         """The paper's computed status and its headline claims' estimates over the committed
         seeds (:func:`status_line`), '' for an Explorer that is no paper's
         (``dashboards/<slug>.py`` names the paper; :func:`paper_page` shows it on top)."""
-        slug = Path(inspect.getfile(type(self))).stem  # also under `panel serve <file>`
-        return status_line(slug) if slug in {p.slug for p in papers.PAPERS} else ""
+        slug = self.paper_slug()
+        return status_line(slug) if slug else ""
+
+    def paper_slug(self) -> str:
+        """The paper ``dashboards/<slug>.py`` shows ('' for an Explorer that is no paper's);
+        read from the file, so it holds under ``panel serve <file>`` too."""
+        slug = Path(inspect.getfile(type(self))).stem
+        return slug if slug in {p.slug for p in papers.PAPERS} else ""
 
     # ------------------------------------------------------------------ settings
     def settings_key(self) -> str:
@@ -155,11 +169,28 @@ class ExplorerBase(pn.viewable.Viewer):
     def run_cost_note(self) -> str:
         """What the default Run cost from an empty cache (``RUN_RECORD``'s last row), said
         before a Run: '' without a record."""
-        cost = recorded_run(self.RUN_RECORD) if self.RUN_RECORD else None
+        record = self.RUN_RECORD or self.paper_slug()
+        cost = recorded_run(record) if record else None
         if cost is None:
             return ""
-        return (f"**A Run** trains in place when its settings are not in the cache "
+        return (f"**A Run** computes what its settings do not find in the cache "
                 f"({recorded_run_words(cost)}). From the cache: seconds.")
+
+    def run_config(self, read: Callable | None = None):
+        """The Run's config (``read()``, by default ``self.config()``), or None once the alert
+        says why the settings are invalid (the Run then does nothing)."""
+        try:
+            return (read or self.config)()
+        except ValueError as e:
+            self._show_error(str(e))
+            return None
+
+    def _press_run(self, *_events) -> None:
+        """The Run button of an Explorer with ``start_run(cfg)``: that, with the settings'
+        config, or nothing when they are invalid (the alert says why)."""
+        cfg = self.run_config()
+        if cfg is not None:
+            self.start_run(cfg)
 
     def run_stages(self, stages: Sequence[tuple], keep: Callable[[list], None]) -> bool:
         """Run ``(label, compute)`` stages in order, showing "i/n: label…" and a bar, then
@@ -172,7 +203,8 @@ class ExplorerBase(pn.viewable.Viewer):
         :meth:`stage_progress` shows a stage's own sub-steps under the same line.
 
         False when a Run is already going (the press is ignored) or a stage raised (the
-        alert says "Run failed: ..."; the server lives on).
+        alert says "Run failed: ..."; the server lives on). A Run whose stages all ran hides
+        the alert before ``keep`` (which may show a message of its own).
         """
         if not self._running.acquire(blocking=False):
             return False
@@ -197,6 +229,7 @@ class ExplorerBase(pn.viewable.Viewer):
                 if self._stage_now[3] == "compute":
                     computed.append(label)
                 self._progress.value = int(100 * (i + 1) / len(stages))
+            self._show_error("")  # the Run worked: what the alert said (a failure) is past
             keep(results)
             self.run_done += 1  # the result views redraw before "Run done" says they did
             self._stage.object = (f"Run done in {time.perf_counter() - start:.1f} s"
@@ -267,6 +300,17 @@ def status_line(slug: str) -> str:
 def _markdown_text(text: str) -> str:
     """``text`` shown as written in Markdown (its markup characters escaped)."""
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
+def app_factory(explorer: type, intro: str | Callable[[], str]
+                ) -> Callable[[], pn.viewable.Viewable]:
+    """``create_app`` of ``dashboards/<slug>.py``: the served page (:func:`paper_page`) of a
+    new ``explorer`` under ``intro`` (the paper's citation and a short guide, markdown; a
+    function where it says something read when the page is built)."""
+    def create_app() -> pn.viewable.Viewable:
+        """The served page: the paper's citation above the explorer."""
+        return paper_page(intro() if callable(intro) else intro, explorer())
+    return create_app
 
 
 def paper_page(intro: str, explorer: pn.viewable.Viewer) -> pn.viewable.Viewable:

@@ -72,13 +72,13 @@ def test_a_run_at_the_defaults_shows_something_new():
     Now it also computes the paper's F1 for the seed (the claims' intervention numbers): a
     figure and a caption that were not there before the Run."""
     e = app.Explorer()
-    before = (e.f1_note(), type(e.interventions_view()).__name__)
+    before = (e.result_note(), type(e.interventions_view()).__name__)
     assert before[1] == "Text" and "Press Run" in e.interventions_view().data[2]
     e.param.trigger("run")
     assert e.run_done == 1 and e.error_message() == ""
     bars = e.interventions_view()
     assert type(bars).__name__ == "Bars" and len(bars.data) > 10
-    assert e.f1_note() != before[0] and "Run result, model seed 0" in e._f1_caption.object
+    assert e.result_note() != before[0] and "Run result, model seed 0" in e._result_caption.object
     assert "replace top-3" in set(bars.data["intervention"])
 
 

@@ -44,7 +44,7 @@ def test_run_trains_and_fills_the_views(tmp_path, monkeypatch):
     data = e.plot_data()
     assert {r["kind"] for r in data["pareto"]} == {"nocot", "cot", "heima", "pause"}
     assert data["gap"] and data["curves"]
-    assert "100 steps" in e._caption.object
+    assert "100 steps" in e._result_caption.object
     for view in (e.pareto_view(), e.gap_view(), e.curve_view()):
         assert view is not None and view.series
 

@@ -59,7 +59,7 @@ def test_schedule_is_live_and_analytic():
     assert d["rho"][0] == 2.0 and d["rho"][-1] == pytest.approx(12.0)
     assert d["lr"][0] == 0.01 and d["lr"][-1] == pytest.approx(1e-4)  # decayed to 1%
     assert "convergence" not in d
-    assert e.convergence_chart() is None and "press **Run**" in e.results_note()
+    assert e.convergence_chart() is None and "press **Run**" in e.result_note()
     # the live charts sample the exact schedule at its breakpoints (a few points per step)
     rho, steps = e.penalty_chart(), e.step_chart()
     (s,) = rho.series
@@ -103,7 +103,7 @@ def test_run_draws_the_figures_then_marks_them_stale(tmp_cache):
     assert [s.label for s in ni.series] == ["PANDA", "unrolled"]
     assert rho.series[0].y[0] == pytest.approx(e.rho0)
     assert e._landscape.object is not None and e._landscape.object.renderers
-    assert "Phi*" in e._summary.object and "stale" not in e.results_note()
+    assert "Phi*" in e._summary.object and "stale" not in e.result_note()
     # the Run said it computed (empty cache); now the page says a Run reads the cache
     assert "computed, now cached" in e._stage.object
     assert "is in the cache" in e._plan.object and "not the claims' run" in e._plan.object
@@ -111,7 +111,7 @@ def test_run_draws_the_figures_then_marks_them_stale(tmp_cache):
     assert e.run_done == 2 and "computed" not in e._stage.object
     e.tau = 0.5  # another game: the figures stay (they show the Run) and say they are stale
     assert "convergence" not in e.plot_data()
-    assert "stale" in e._results_caption.object
+    assert "stale" in e._result_caption.object
     assert e.convergence_chart() is not None
 
 

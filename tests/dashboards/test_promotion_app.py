@@ -51,7 +51,7 @@ def test_live_charts_name_their_axes_and_follow_the_data():
 def test_run_solves_the_trajectory_and_phase_diagram():
     e = dash.Explorer(x_grid=101, a_grid=41, phase_cells=4, levels=4)
     assert all(c() is None for c in e.run_charts())  # before Run: nothing to draw
-    assert "press **Run**" in e.trajectory_note()
+    assert "press **Run**" in e.result_note()
     n_phase = len(e.phase_chart().series)
     e.param.trigger("run")
     assert e.run_done == 1 and "Run done" in e._stage.object
@@ -63,9 +63,9 @@ def test_run_solves_the_trajectory_and_phase_diagram():
     assert [c.y_label for c in charts] == [y for _, _, y in dash.TRAJ_PANELS]
     assert charts[0].series[0].y.max() == 4
     assert len(e.phase_chart().series) == n_phase + 3  # honest / gaming / none cells
-    assert "stale" not in e.trajectory_note()
+    assert "stale" not in e.result_note()
     e.gamma = 0.7  # the shown trajectory is now stale, and says so
-    assert "stale" in e.trajectory_note()
+    assert "stale" in e.result_note()
 
 
 def test_run_figures_draw_when_the_run_ends():
