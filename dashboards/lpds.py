@@ -19,14 +19,12 @@ import math
 from dataclasses import replace
 
 import numpy as np
-import panel as pn
 import param
 import torch
 from scipy.stats import chi2, ncx2
 
 from icml26 import lpds
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
-from icml26.dashboards.app.live import LiveFigures
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
 
 COLORS = {"BC": "#7f7f7f", "LP-DS": "#1f77b4", "DSRL": "#d62728", "residual RL": "#2ca02c",
           "clean demo": "#1f77b4", "noisy demo": "#ff7f0e", "obstacle": "black"}
@@ -177,6 +175,15 @@ def off_support_share(delta: float) -> float:
     return float(ncx2.sf(lpds.chi2_quantile(DIM), DIM, delta))
 
 
+LIVE_CAPTION = (
+    "*Left:* the map (two disks with a narrow gap; start at x = -1, goal at x = +1) and "
+    "scripted demos, clean (blue) and noisy (orange). *Middle:* with the trust region full, "
+    "||Delta||^2 = delta, the steered latent w = eps + Delta has ||w||^2 ~ noncentral "
+    "chi^2_16(delta), against the prior's chi^2_16 (dashed) and its 99% ball (dotted). "
+    "*Right:* the share of steered latents outside that ball vs delta (dashed: the claim's "
+    "5%).")
+
+
 # --------------------------------------------------------------------------- explorer
 class LPDSExplorer(ExplorerBase):
     """Set the trust region; watch the latents' law; Run trains LP-DS and its baselines."""
@@ -205,10 +212,9 @@ class LPDSExplorer(ExplorerBase):
     run = param.Event(doc="Train the prior, then LP-DS, DSRL and residual RL online.")
 
     INVALID_EXAMPLES = [{"iterations": 10, "warmup": 20}]
+    RUN_LABEL, LIVE_CAPTION, LIVE_ROW = "Run steering", LIVE_CAPTION, 3
 
     def __init__(self, **params):
-        self._result: dict | None = None
-        self._result_caption = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
         self._show_error()
 
@@ -286,25 +292,21 @@ class LPDSExplorer(ExplorerBase):
         return [self.map_chart, self.latent_law_chart, self.share_chart]
 
     # ------------------------------------------------------------------ Run views
-    @param.depends("run_done")
+    @run_chart
     def run_returns_chart(self) -> Chart | None:
-        return None if self._result is None else returns_chart(self._result["exp"])
+        return returns_chart(self._result["exp"])
 
-    @param.depends("run_done")
+    @run_chart
     def run_entropy_chart(self) -> Chart | None:
-        return None if self._result is None else entropy_chart(self._result["exp"])
+        return entropy_chart(self._result["exp"])
 
-    @param.depends("run_done")
+    @run_chart
     def run_dual_chart(self) -> Chart | None:
-        if self._result is None:
-            return None
         r = self._result
         return dual_chart(r["exp"][r["lp_label"]], r["delta"])
 
-    @param.depends("run_done")
+    @run_chart
     def run_paths_chart(self) -> Chart | None:
-        if self._result is None:
-            return None
         return trajectories_chart(self._result["exp"], self._result["map"])
 
     def run_charts(self) -> list:
@@ -314,18 +316,14 @@ class LPDSExplorer(ExplorerBase):
     def result_note(self) -> str:
         if self._result is None:
             return ("**Online steering:** press **Run** (flow-matching BC prior, then LP-DS at "
-                    "this delta, DSRL and residual RL; about a minute, cached per setting).")
+                    "this delta, DSRL and residual RL; cached per setting; the cost: under the Run "
+                    "button).")
         r = self._result
         rets = ", ".join(f"{k} {v['final_return']:.3f}" for k, v in r["exp"].items())
         return f"**Online steering** ({r['title']}): final returns {rets}."
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        try:
-            cfg = self.config()
-        except ValueError as e:
-            self._show_error(str(e))
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config)."""
         seed = self.seed
         labels = list(lpds.method_configs(cfg))
 
@@ -341,50 +339,16 @@ class LPDSExplorer(ExplorerBase):
                   ("frozen BC policy: evaluation", lambda: lpds.bc_result(cfg, seed))]
         stages += [(f"{label}: online training",
                     functools.partial(lpds.run_method, cfg, label, seed)) for label in labels]
-        if self.run_stages(stages, keep):
-            self._show_error("")
+        self.run_stages(stages, keep)
 
-    @param.depends("run_done", watch=True, on_init=True)
-    def _update_result_note(self) -> None:
-        self._result_caption.object = self.result_note()
-
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run steering"}})
-        live = self.live_panes()
-        results = LiveFigures(self)
-        runs = [results.add(c) for c in self.run_charts()]
-        return pn.Row(pn.Column(controls, self.run_status, width=320),
-                      pn.Column(self._alert, pn.Row(*live, sizing_mode="stretch_width"),
-                                pn.pane.Markdown(LIVE_CAPTION, sizing_mode="stretch_width"),
-                                self._result_caption,
-                                pn.Row(*runs[:2], sizing_mode="stretch_width"),
-                                pn.Row(*runs[2:], sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
-                      sizing_mode="stretch_width")
-
-
-LIVE_CAPTION = (
-    "*Left:* the map (two disks with a narrow gap; start at x = -1, goal at x = +1) and "
-    "scripted demos, clean (blue) and noisy (orange). *Middle:* with the trust region full, "
-    "||Delta||^2 = delta, the steered latent w = eps + Delta has ||w||^2 ~ noncentral "
-    "chi^2_16(delta), against the prior's chi^2_16 (dashed) and its 99% ball (dotted). "
-    "*Right:* the share of steered latents outside that ball vs delta (dashed: the claim's "
-    "5%).")
 
 Explorer = LPDSExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## LP-DS: Lagrangian perturbation diffusion steering (lpds)\n\n"
-        "*Lagrangian Perturbation Diffusion Steering: Latent RL for Generative Policies* "
-        "([arXiv 2606.01151](https://arxiv.org/abs/2606.01151)); a toy 2-D reconstruction "
-        "derived from the abstract. Live: the trust region's effect on the latents; **Run** "
-        "trains a flow-matching BC prior and steers it online (LP-DS, DSRL, residual RL).",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## LP-DS: Lagrangian perturbation diffusion steering (lpds)\n\n"
+    "*Lagrangian Perturbation Diffusion Steering: Latent RL for Generative Policies* "
+    "([arXiv 2606.01151](https://arxiv.org/abs/2606.01151)); a toy 2-D reconstruction "
+    "derived from the abstract. Live: the trust region's effect on the latents; **Run** "
+    "trains a flow-matching BC prior and steers it online (LP-DS, DSRL, residual RL)."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -10,7 +10,8 @@ Live views (Bokeh figures drawn once and updated in place, axes follow the data)
 training inputs against TPV on test inputs (log-log, with y = x) for the chosen perturbation
 (per-neuron JBR points for pruning); quantization TPV against bits, trace form against Monte
 Carlo; a table of train/test values and ratios. Before Run both figures show the untrained
-student's quantization trace form (one batched backward pass, no training).
+student's quantization trace form (one batched backward pass, no training). The notebook's
+figures F1-F3 are in ``dashboards/tpv_figures.py``, re-exported here.
 
 Serve alone with ``panel serve dashboards/tpv.py`` or with every paper via ``icml26 serve``.
 """
@@ -19,14 +20,21 @@ from __future__ import annotations
 
 import functools
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
 import torch
 
 from icml26 import tpv
-from icml26.dashboards.app import Chart, ExplorerBase, Series, paper_page
+from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory
+from icml26.dashboards.tpv_figures import (  # noqa: F401 - the notebook's figures
+    LABELS,
+    PRUNING_Y,
+    TPV_UNIT,
+    plot_pruning,
+    plot_quant_bits,
+    plot_scatter,
+)
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
@@ -35,9 +43,6 @@ BITS = tuple(range(2, 13))  # Monte Carlo bit widths computed on Run
 ALL_BITS = np.arange(1, 17)  # the bits slider's range: the trace form is drawn over it
 UNTRAINED_INPUTS = 500  # inputs per split for the live view of the untrained student
 COLORS = {"quant": "#1f77b4", "sgd": "#ff7f0e", "label": "#2ca02c", "prune": "#9467bd"}
-LABELS = {"quant": "quantization", "sgd": "SGD noise", "label": "label noise",
-          "prune": "pruning (JBR)"}
-TPV_UNIT = "E‖Δf‖²"  # TPV is a mean squared output change (targets have unit sd)
 CAPTION = (
     "**Left:** TPV on training inputs against TPV on test inputs for the chosen perturbation: "
     "the trace form Tr(H_eff C) with H_eff measured on each split (pruning: one point per "
@@ -72,7 +77,7 @@ def monte_carlo(model, data, seed: int) -> list[dict]:
 
 def analyse_student(teacher: str, width: int, depth: int, n_train: int, seed: int) -> dict:
     """Train (or load) one student and collect what every live view needs, in one call (the
-    app runs the same three parts as named stages; see ``TPVExplorer._run``)."""
+    app runs the same three parts as named stages; see ``TPVExplorer.start_run``)."""
     key = (teacher, width, depth, n_train, seed)
     if key not in _ANALYSES:
         model, data, info = train(*key)
@@ -188,12 +193,14 @@ class TPVExplorer(ExplorerBase):
     run = param.Event(doc="Train the student and compute its Jacobian statistics.")
 
     INVALID_EXAMPLES = ()  # every in-bounds combination is valid
+    RUN_LABEL, LIVE_CAPTION = "Run (train)", CAPTION
+    WIDGETS = {"sgd_lr": {"type": pn.widgets.FloatSlider, "format": "0.0000"},
+               "label_lambda": {"type": pn.widgets.FloatSlider, "format": "0.000"},
+               "label_sigma": {"type": pn.widgets.FloatSlider, "format": "0.000"}}
 
     def __init__(self, **params):
         self._memo: tuple | None = None
-        self._table = pn.pane.Markdown("", sizing_mode="stretch_width")
         super().__init__(**params)
-        self._update_table()
 
     # ------------------------------------------------------------------ model
     def config(self) -> tpv.TPVConfig:
@@ -279,9 +286,9 @@ class TPVExplorer(ExplorerBase):
         return [self.tpv_view, self.bits_view]
 
     @param.depends(*_PARAMS, "run_done")
-    def table_view(self) -> str:
-        """Train and test TPV of every perturbation and their ratio (markdown), or what to
-        press before Run."""
+    def result_note(self) -> str:
+        """The TPV table: train and test TPV of every perturbation and their ratio
+        (markdown), or what to press before Run."""
         d = self.plot_data()
         if not d["table"]:
             return ("**TPV table:** press **Run (train)** to train this student and compute "
@@ -294,21 +301,12 @@ class TPVExplorer(ExplorerBase):
         return "\n".join([f"| TPV ({TPV_UNIT}) of | training inputs | test inputs | "
                           "train / test |", "|---|---:|---:|---:|", *rows])
 
-    @param.depends(*_PARAMS, "run_done", watch=True)
-    def _update_table(self) -> None:
-        text = self.table_view()
-        if self._table.object != text:
-            self._table.object = text
-
     @param.depends(*_PARAMS, watch=True)
     def _update_alert(self) -> None:
         self._show_error()
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        self._show_error()
-        if self._error():
-            return
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config, which it does not need)."""
         key, seed = self._key(), self.seed
         teacher, width, depth, n_train, _ = key
         if key in _ANALYSES:
@@ -337,100 +335,14 @@ class TPVExplorer(ExplorerBase):
 
         self.run_stages(stages, keep)
 
-    # ------------------------------------------------------------------ layout
-    def __panel__(self):
-        controls = pn.Param(self.param, show_name=False, widgets={
-            "run": {"type": pn.widgets.Button, "color": "primary", "name": "Run (train)"},
-            "sgd_lr": {"type": pn.widgets.FloatSlider, "format": "0.0000"},
-            "label_lambda": {"type": pn.widgets.FloatSlider, "format": "0.000"},
-            "label_sigma": {"type": pn.widgets.FloatSlider, "format": "0.000"}})
-        scatter, bits = self.live_panes()
-        return pn.Row(
-            pn.Column(controls, self.run_status, width=320),
-            pn.Column(self._alert,
-                      pn.Row(scatter, bits, sizing_mode="stretch_width"),
-                      pn.pane.Markdown(CAPTION, sizing_mode="stretch_width"),
-                      self._table, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
-
-
-# ---------------------------------------------------------------------- figures (shared
-# with the notebook: each takes the lib's figure_*_data output)
-def plot_scatter(df, perturbations=("quant", "sgd", "label")) -> hv.Layout:
-    """F1: TPV on training vs test inputs, one panel per perturbation, coloured by the
-    student's generalization gap, marker by n_train, with the y = x line (log-log)."""
-    panels = []
-    for p in perturbations:
-        sub = df[df.perturbation == p]
-        lo, hi = float(sub[["tpv_train", "tpv_test"]].min().min()) / 2, \
-            float(sub[["tpv_train", "tpv_test"]].max().max()) * 2
-        line = hv.Curve([(lo, lo), (hi, hi)], "tpv_train", "tpv_test", label="y = x").opts(
-            color="grey", line_dash="dashed")
-        layers = [line]
-        for n, marker in zip(sorted(sub.n_train.unique()), ["triangle", "circle", "square"]):
-            s = sub[sub.n_train == n]
-            layers.append(hv.Scatter(s, "tpv_train", ["tpv_test", "gap", "width", "depth",
-                                                      "teacher"], label=f"n_train={n}").opts(
-                color="gap", cmap="viridis", colorbar=True, marker=marker, size=9,
-                tools=["hover"], clabel="test - train MSE"))
-        panels.append(hv.Overlay(layers).opts(
-            logx=True, logy=True, title=LABELS[p], legend_position="top",
-            xlabel=f"TPV on training inputs ({TPV_UNIT})",
-            ylabel=f"TPV on test inputs ({TPV_UNIT})", responsive=True, min_height=340))
-    return hv.Layout(panels).cols(len(panels))
-
-
-def plot_quant_bits(df) -> hv.Overlay:
-    """F2: trace form (lines) vs Monte Carlo (points) per width, against bits (log y)."""
-    layers = []
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-    for (w, sub), color in zip(df.groupby("width"), palette):
-        layers += [hv.Curve((sub.bits, sub.trace), "bits b", f"quantization TPV ({TPV_UNIT})",
-                            label=f"width {w}: trace").opts(color=color),
-                   hv.Scatter((sub.bits, sub.mc), "bits b", f"quantization TPV ({TPV_UNIT})",
-                              label=f"width {w}: MC").opts(color=color, size=8,
-                                                           marker="circle")]
-    return hv.Overlay(layers).opts(logy=True, title="Quantization TPV: trace vs Monte Carlo",
-                                   legend_position="right", responsive=True,
-                                   min_height=340)
-
-
-PRUNING_Y = {"test_loss": "test loss (cross-entropy, nats)",
-             "test_acc": "test accuracy (share correct)",
-             "test_loss_ft": "test loss after fine-tune (cross-entropy, nats)",
-             "test_acc_ft": "test accuracy after fine-tune (share correct)"}
-
-
-def plot_pruning(df, y: str = "test_loss", title: str | None = None) -> hv.Overlay:
-    """F3: test loss (or accuracy; ``*_ft`` after the fine-tune every criterion gets)
-    against neuron sparsity for each criterion."""
-    colors = {"jbr": "#d62728", "magnitude": "#1f77b4", "random": "#7f7f7f",
-              "jbr (Fisher metric, v1)": "#ff9896"}
-    names = {"jbr": "JBR (logit TPV of removal)", "magnitude": "magnitude", "random": "random"}
-    return hv.Overlay([
-        hv.Curve((sub.sparsity, sub[y]), "neuron sparsity (share of hidden neurons removed)",
-                 PRUNING_Y.get(y, y.replace("_", " ")),
-                 label=names.get(c, c)).opts(color=colors.get(c, "black"))
-        for c, sub in df.groupby("criterion")]).opts(
-        title=title or ("Pruning on digits, then the same fine-tune for every criterion"
-                        if y.endswith("_ft") else "Pruning on digits (no fine-tuning)"),
-        legend_position="top",
-        responsive=True, min_height=340)
-
 
 Explorer = TPVExplorer
-
-
-def create_app() -> pn.viewable.Viewable:
-    """The served page: the paper's citation above the explorer."""
-    return paper_page(
-        "## Test prediction variance (tpv)\n\n"
-        "Arpit, *Parameter Perturbations Through the Lens of Test Prediction Variance*, "
-        "ICML 2026 ([arXiv 2512.11089](https://arxiv.org/abs/2512.11089)). **Run** trains "
-        "an MLP student on a synthetic teacher; then TPV = Tr(H_eff C) on training and "
-        "test inputs updates live for SGD noise, quantization, label noise and pruning.",
-        Explorer())
-
+create_app = app_factory(Explorer, (
+    "## Test prediction variance (tpv)\n\n"
+    "Arpit, *Parameter Perturbations Through the Lens of Test Prediction Variance*, "
+    "ICML 2026 ([arXiv 2512.11089](https://arxiv.org/abs/2512.11089)). **Run** trains "
+    "an MLP student on a synthetic teacher; then TPV = Tr(H_eff C) on training and "
+    "test inputs updates live for SGD noise, quantization, label noise and pruning."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

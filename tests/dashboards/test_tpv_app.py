@@ -54,7 +54,7 @@ def test_before_run_the_views_show_the_untrained_student():
     chart = e.tpv_view()
     assert "Untrained" in chart.title and chart.x_log and chart.y_log
     inside(chart), inside(e.bits_view())
-    assert "press **Run" in e.table_view()
+    assert "press **Run" in e.result_note()
     e.width = 4  # the first slider moves the plotted numbers (the browser test relies on it)
     assert not np.array_equal(e.plot_data()["points"]["quant"], d["points"]["quant"])
 
@@ -87,7 +87,7 @@ def test_run_in_named_stages_then_sliders(tmp_cache):
     d = e.plot_data()
     assert d["trained"] and "Train vs test" in e.tpv_view().title
     assert {r["perturbation"] for r in d["table"]} == set(app.LABELS.values())
-    assert "| pruning (JBR) |" in e.table_view()
+    assert "| pruning (JBR) |" in e.result_note()
     assert d["points"]["prune"].shape == (8, 2)  # one point per hidden neuron (2 x 4)
     assert finite(d)
     # trace form and Monte Carlo of the run agree at 8 bits and fall ~4x per bit
@@ -105,7 +105,7 @@ def test_run_in_named_stages_then_sliders(tmp_cache):
                        bits=rng.randint(1, 16), label_sigma=rng.uniform(0.001, 0.1),
                        label_lambda=rng.uniform(0.001, 10.0), sgd_lr=rng.uniform(1e-4, 0.1),
                        sgd_batch=rng.randint(1, 1000))
-        inside(e.tpv_view()), inside(e.bits_view()), e.table_view()
+        inside(e.tpv_view()), inside(e.bits_view()), e.result_note()
         assert finite(e.plot_data())
     e.bits = 10
     after = e.plot_data()["points"]["quant"]
