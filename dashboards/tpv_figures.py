@@ -39,9 +39,11 @@ def plot_quant_bits(df) -> hv.Overlay:
     """F2: trace form (lines) vs Monte Carlo (points) per width, against bits (log y)."""
     layers = []
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-    for (w, sub), color in zip(df.groupby("width"), palette):
+    # a dash per width: where the widths' trace lines coincide, each still shows
+    dashes = ["solid", "dashed", "dotted", "dotdash", "dashdot"]
+    for (w, sub), color, dash in zip(df.groupby("width"), palette, dashes):
         layers += [hv.Curve((sub.bits, sub.trace), "bits b", f"quantization TPV ({TPV_UNIT})",
-                            label=f"width {w}: trace").opts(color=color),
+                            label=f"width {w}: trace").opts(color=color, line_dash=dash),
                    hv.Scatter((sub.bits, sub.mc), "bits b", f"quantization TPV ({TPV_UNIT})",
                               label=f"width {w}: MC").opts(color=color, size=8,
                                                            marker="circle")]

@@ -27,6 +27,7 @@ the tests; :func:`chart_ranges` gives the data extent the browser test checks ag
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 from collections.abc import Callable
@@ -37,6 +38,7 @@ import panel as pn
 import param
 from bokeh.core.properties import value
 from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d, Span
+from bokeh.models import Line as BokehLine
 from bokeh.plotting import figure as bokeh_figure
 
 from icml26.dashboards.app.axes import (  # noqa: F401  (public here too)
@@ -54,7 +56,13 @@ from icml26.dashboards.app.axes import (  # noqa: F401  (public here too)
     style_axis,
     ticker,
 )
-from icml26.dashboards.app.chart import KINDS, Chart, Series, chart_ranges  # noqa: F401
+from icml26.dashboards.app.chart import (  # noqa: F401
+    KINDS,
+    Chart,
+    Series,
+    chart_ranges,
+    separate_coinciding,
+)
 
 #: a static legend's item in px: the swatch and gaps, plus a 12 px label's characters
 LEGEND_ITEM_PX, LEGEND_CHAR_PX = 40, 7.0
@@ -80,7 +88,9 @@ def figure(chart: Chart, live: bool = False):
     label again on each repaint: with them a slider step of a four-figure app took 1.35-1.8x
     the trivial app's, without them 1.1-1.25x (benchmarks/dashboard_latency.csv). A live
     figure follows the sliders; the notebook's static copies (:func:`show`) keep zoom, save
-    and a legend that hides a line on click."""
+    and a legend that hides a line on click. Coinciding lines get dashes of their own
+    (:func:`separate_coinciding`)."""
+    chart = separate_coinciding(chart)
     frame = frame_size(chart) if chart.geometry else None
     ranges = fitted_ranges(chart, frame)
     size = _geometry_size(frame, live, any(x.label for x in chart.series)) if frame else (
@@ -138,7 +148,7 @@ def legend_html(chart: Chart) -> str:
     """The legend of a live figure as HTML: a swatch (line, dash or dot) and the label of
     every labelled line or scatter, in order."""
     items = []
-    for s in chart.series:
+    for s in separate_coinciding(chart).series:
         if s.label is None or s.kind not in ("line", "scatter"):
             continue
         if s.kind == "scatter":
@@ -165,7 +175,9 @@ def _sizing(chart: Chart | None) -> str:
 
 
 def update(fig, chart: Chart) -> None:
-    """Write ``chart``'s numbers into ``fig`` (drawn from a chart of the same structure)."""
+    """Write ``chart``'s numbers into ``fig`` (drawn from a chart of the same structure),
+    and the dashes :func:`separate_coinciding` gives lines that coincide now."""
+    chart = separate_coinciding(chart)
     lines = [r for r in fig.renderers]
     marks = [m for m in fig.center if isinstance(m, Span)]
     legends = [m for m in fig.above if isinstance(m, Legend)]
@@ -179,6 +191,8 @@ def update(fig, chart: Chart) -> None:
     for renderer, s in zip(lines, line_series):
         if not _same(renderer.data_source.data, s):
             renderer.data_source.data = s.columns()
+        if s.kind == "line" and renderer.glyph.line_dash != _dash_value(s.dash):
+            renderer.glyph.line_dash = s.dash
     for span, s in zip(marks, mark_series):
         location = _finite_or_none(s.at)
         if span.location != location:
@@ -199,6 +213,12 @@ def update(fig, chart: Chart) -> None:
             rng.update(start=start, end=end)
             if chart.log(axis):  # its ticks were fixed for the old range
                 style_axis((fig.yaxis if axis else fig.xaxis)[0], chart, axis, (start, end))
+
+
+@functools.cache
+def _dash_value(dash: str):
+    """A dash name as a Bokeh glyph holds it once set (``"dashed"`` -> ``[6]``), to compare."""
+    return BokehLine(line_dash=dash).line_dash
 
 
 def _finite_or_none(v: float):

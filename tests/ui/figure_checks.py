@@ -1,6 +1,7 @@
 """Checks of what a reader sees in a painted page, beyond "every figure draws" (``browser.py``):
 tick labels that overlap, a log axis labelled at fewer than three values, a page wider than
-its window, a legend box over glyphs, a data point on the frame's edge.
+its window, a legend box over glyphs, a data point on the frame's edge, a line drawn exactly
+under another (coinciding series: its legend entry names a line nobody can see).
 
 Read from the page: Bokeh's views (``Bokeh.index``: the boxes it laid out and the tick labels
 it paints, computed by the axis view's own ``compute_labels`` and placed as its paint does)
@@ -22,6 +23,8 @@ MIN_LOG_LABELS = 3
 EDGE_PX = 1.5
 #: px a page may be wider than its window (scrollbars, rounding)
 WIDTH_TOL = 2
+#: px: a line whose every point lies this close to a later line is drawn under it
+COVER_PX = 1.0
 
 #: Per plot: its axes (kind, dimension, orientation angle, the tick labels it paints: text and
 #: box in canvas px), its legends' boxes, its frame box and, per marker / line renderer, the
@@ -106,7 +109,18 @@ LAYOUT_JS = """() => {
           pts.push(Number.isFinite(x) && Number.isFinite(y)
                    ? [sx.compute(x), sy.compute(y)] : null);
         }
-        plot.glyphs.push({glyph: g.type, points: pts});
+        // what decides whether a line under another shows: its width, dash and opacity
+        const val = (name) => {
+          const p = g.properties[name];
+          const v = p ? p.get_value() : null;
+          return v != null && typeof v === 'object' && 'value' in v ? v.value : v;
+        };
+        const dash = val('line_dash');
+        plot.glyphs.push({glyph: g.type, points: pts, width: Number(val('line_width') ?? 1),
+                          alpha: Number(val('line_alpha') ?? 1),
+                          dashed: Array.isArray(dash) ? dash.length > 0
+                                  : !(dash == null || dash === '' || dash === 'solid'),
+                          name: rm.name || ''});
       }
     }
     out.plots.push(plot);
@@ -170,6 +184,39 @@ def _within(p, frame, slack: float = 0.0) -> bool:
             and frame[1] - slack <= p[1] <= frame[3] + slack)
 
 
+def _distance_to_polyline(points: np.ndarray, line: list) -> np.ndarray:
+    """Each of ``points``' (n, 2) screen distance to the polyline ``line`` (None breaks it)."""
+    best = np.full(len(points), np.inf)
+    for a, b in zip(line, line[1:]):
+        if a is None or b is None:
+            continue
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        d = b - a
+        t = np.clip(((points - a) @ d) / max(float(d @ d), 1e-12), 0.0, 1.0)
+        best = np.minimum(best, np.hypot(*(points - (a + t[:, None] * d)).T))
+    return best
+
+
+def covered_lines(glyphs: list[dict], tol: float = COVER_PX) -> list[tuple[int, int]]:
+    """``(under, over)`` glyph indices of every line drawn exactly under a later one: each
+    point of ``under`` within ``tol`` px of ``over``'s polyline, while ``over`` is solid,
+    opaque and at least as wide (a dashed or narrower line on top lets the one below show)."""
+    out = []
+    for i, under in enumerate(glyphs):
+        pts = [p for p in under["points"] if p is not None]
+        if under["glyph"] not in LINES or len(pts) < 2 or under.get("alpha", 1) == 0:
+            continue
+        for j in range(i + 1, len(glyphs)):
+            over = glyphs[j]
+            if (over["glyph"] not in LINES or over.get("dashed") or over.get("alpha", 1) < 0.9
+                    or over.get("width", 1) + 0.25 < under.get("width", 1)):
+                continue
+            if np.all(_distance_to_polyline(np.asarray(pts, float), over["points"]) <= tol):
+                out.append((i, j))
+                break
+    return out
+
+
 def plot_problems(plot: dict, where: str) -> list[str]:
     """Overlapping tick labels, a log axis with under three labels, a legend over glyphs and
     markers on the frame's edge, in one plot of :func:`layout`."""
@@ -200,6 +247,11 @@ def plot_problems(plot: dict, where: str) -> list[str]:
                 problems.append(f"{name}: its legend {[round(v) for v in box]} covers "
                                 f"{g['glyph']} data")
                 break
+    for under, over in covered_lines(plot["glyphs"]):
+        u, o = plot["glyphs"][under], plot["glyphs"][over]
+        problems.append(f"{name}: line {u.get('name') or under} is drawn exactly under line "
+                        f"{o.get('name') or over} (coinciding series: dash, mark or offset "
+                        f"one, and say so in the caption)")
     for g in plot["glyphs"]:
         if g["glyph"] not in MARKERS:
             continue

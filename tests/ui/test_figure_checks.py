@@ -61,9 +61,16 @@ def _mutant(kind: str):
         fig = figure(height=300, width=500, x_axis_label="step", y_axis_label="loss",
                      x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.scatter([0.0, 0.5, 1.0], [0.2, 0.5, 1.0], size=8, color="black")
-    else:
+    elif kind == "coinciding lines":  # two methods with the same curve, both solid
+        fig = figure(height=300, width=500, x_axis_label="step", y_axis_label="loss")
+        a = fig.line(x, x ** 2, line_color="blue", line_width=2)
+        b = fig.line(x, x ** 2, line_color="red", line_width=2)
+        fig.add_layout(Legend(items=[LegendItem(label="DPO", renderers=[a]),
+                                     LegendItem(label="DPO + ties", renderers=[b])]), "right")
+    else:  # ... and coinciding lines drawn so both show: the later one dashed on top
         fig = figure(height=300, width=500, x_axis_label="step", y_axis_label="loss")
         r = fig.line(x, x, line_color="black", line_width=2)
+        fig.line(x, x, line_color="red", line_width=2, line_dash="dashed")
         fig.scatter([0.0, 0.5, 1.0], [0.2, 0.5, 1.0], size=8, color="black")
         fig.add_layout(Legend(items=[LegendItem(label="loss", renderers=[r])]), "right")
     return _page(fig)
@@ -99,7 +106,8 @@ MUTATIONS = [("overlapping ticks", "tick labels overlap"),
              ("log axis labelled once", "labelled at 1 value"),
              ("page too wide", "px wide in a 1400 px window"),
              ("legend over data", "covers Line data"),
-             ("point on the edge", "on the frame's edge")]
+             ("point on the edge", "on the frame's edge"),
+             ("coinciding lines", "is drawn exactly under line")]
 STANDARD = ["overlapping ticks", "log axis labelled once", "point on the edge", "tilted names",
             "geometry"]
 
