@@ -136,6 +136,11 @@ def _covers(over: np.ndarray, under: np.ndarray, scale: np.ndarray, tol: float) 
         return False
     a, b = over[:-1] / scale, over[1:] / scale
     p = under / scale
+    # cheap first (a slider step redraws every live chart): a line outside the other's
+    # bounding box, widened by tol, cannot lie on it
+    lo, hi = np.minimum(a, b).min(axis=0) - tol, np.maximum(a, b).max(axis=0) + tol
+    if np.any(p.min(axis=0) < lo) or np.any(p.max(axis=0) > hi):
+        return False
     d = b - a
     t = np.clip(np.einsum("pk,sk->ps", p, d) - np.einsum("sk,sk->s", a, d), 0, None)
     t = np.minimum(t / np.maximum(np.einsum("sk,sk->s", d, d), 1e-300), 1.0)
