@@ -64,8 +64,8 @@ def spectrum_chart(students: dict) -> Chart:
         series.append(Series(COLORS[init], np.arange(1, len(sv) + 1), sv, LABELS[init],
                              dash=SPECTRUM_STYLE.get(init, "solid")))
     cond = students["gaussian"]["cond"] if "gaussian" in students else float("nan")
-    return Chart(f"Singular values of P (Gaussian cond. {cond:.1f}; selections and "
-                 f"orthogonal: all exactly 1)", "index (sorted)", "singular value", series)
+    return Chart(f"Singular values of P (Gaussian cond. {cond:.1f}; the others: all 1)",
+                 "index (sorted)", "singular value", series)
 
 
 def erank_chart(students: dict) -> Chart:
