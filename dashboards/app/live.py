@@ -68,6 +68,8 @@ from icml26.dashboards.app.chart import (  # noqa: F401
 LEGEND_ITEM_PX, LEGEND_CHAR_PX = 40, 7.0
 #: px a stretched static figure keeps beside its legend row (axis, toolbar)
 LEGEND_SIDE_PX = 90
+#: px a row of a static legend takes (12 px labels, as painted)
+LEGEND_ROW_PX = 32
 
 
 def static_legend_shape(labels: list[str]) -> tuple[int, int]:
@@ -125,6 +127,8 @@ def figure(chart: Chart, live: bool = False):
         cols, min_width = static_legend_shape([i.label.value for i in items])
         if fig.sizing_mode == "stretch_width":
             fig.min_width = min_width
+        # each legend row past the first takes its height from the frame: add it instead
+        fig.height += LEGEND_ROW_PX * (-(-len(items) // cols) - 1)
         fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
                               ncols=cols,
                               label_text_font_size="12px", spacing=12, padding=2,

@@ -12,6 +12,7 @@ pytest.importorskip("panel")
 from icml26.dashboards.app.live import (  # noqa: E402
     LEGEND_CHAR_PX,
     LEGEND_ITEM_PX,
+    LEGEND_ROW_PX,
     LEGEND_SIDE_PX,
     Chart,
     Series,
@@ -40,4 +41,7 @@ def test_the_static_figure_takes_the_shape():
     fig = figure(chart)
     (legend,) = fig.above
     assert legend.ncols == 2 and fig.min_width == static_legend_shape(LADDERS)[1]
+    # the second legend row adds its height: the frame keeps the one-row figure's
+    one_row = figure(Chart("levels", "period t", "level", [Series("red", x, x, "a")]))
+    assert fig.height == one_row.height + LEGEND_ROW_PX
     assert figure(chart, live=True).above == []  # a live figure's legend is HTML
