@@ -243,6 +243,9 @@ class FunctionVectorsExplorer(ExplorerBase):
 
     _PROMPT = ("task", "n_shots", "p_uninformative", "fv_heads", "prompt_seed", "run_done")
 
+    #: what a Run keeps (the recorded default Run restores it)
+    RUN_STATE = ("_loaded_seed", "_f1", "_f1_seed")
+
     def __init__(self, **params):
         self._loaded_seed = 0
         self._f1, self._f1_seed = None, 0  # the Run's F1 data (figure_interventions_data)

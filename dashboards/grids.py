@@ -133,6 +133,8 @@ class GridsExplorer(ExplorerBase):
     run = param.Event(doc="Pretrain (cached) and train the chosen method at K.")
     RUN_LABEL, LIVE_CAPTION = "Run training", LIVE_CAPTION
 
+    RUN_STATE = ("_rows", "_result")  # what a Run keeps (the record too)
+
     def __init__(self, **params):
         self._rows: list[dict] = []  # every Run of this session (the last: self._result)
         super().__init__(**params)

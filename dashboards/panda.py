@@ -117,6 +117,8 @@ class PandaExplorer(ExplorerBase):
                  "unrolled_steps", "methods", "grid", "seed")
     _LIVE = ("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
 
+    RUN_STATE = ("_result", "_result_key")  # what a Run keeps (the record too)
+
     def __init__(self, **params):
         self._result_key = None
         self._summary = pn.pane.Markdown("", sizing_mode="stretch_width")

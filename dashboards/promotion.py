@@ -104,6 +104,8 @@ class PromotionExplorer(ExplorerBase):
                         {"threshold_design": "steady-state", "delta": 0.0},
                         {"threshold_design": "custom", "levels": 3})
 
+    RUN_STATE = ("_result", "_phase_data", "_trajectory_cfg")  # what a Run keeps (the record too)
+
     def __init__(self, **params):
         self._result: pd.DataFrame | None = None  # the trajectory of the last Run
         self._trajectory_cfg: pro.PromotionConfig | None = None

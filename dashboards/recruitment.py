@@ -89,6 +89,8 @@ class RecruitmentExplorer(ExplorerBase):
     INVALID_EXAMPLES = ({"family": "poisson", "mean_capacity": 4.0, "k_max": 3},
                         {"family": "geometric", "mean_capacity": 2.0, "k_max": 2})
 
+    RUN_STATE = ("_mc", "_misspec")  # what a Run keeps (the record too)
+
     def __init__(self, **params):
         self._mc: dict | None = None
         self._misspec: dict | None = None

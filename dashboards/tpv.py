@@ -19,6 +19,7 @@ Serve alone with ``panel serve dashboards/tpv.py`` or with every paper via ``icm
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 import panel as pn
@@ -35,6 +36,7 @@ from icml26.dashboards.tpv_figures import (  # noqa: F401 - the notebook's figur
     plot_quant_bits,
     plot_scatter,
 )
+from icml26.tpv.refits import compact_basis
 
 N_TEST = 2000  # test inputs per student in the app (the paper's scripts use 5000)
 MC_INPUTS = 256  # training inputs for the Monte Carlo quantization TPV
@@ -200,7 +202,20 @@ class TPVExplorer(ExplorerBase):
 
     def __init__(self, **params):
         self._memo: tuple | None = None
+        self._recorded_analysis: tuple | None = None  # (student key, analysis) as recorded
         super().__init__(**params)
+
+    def run_state(self) -> dict:
+        """The Run's analysis of this student (kept in the process-wide ``_ANALYSES``), its
+        label-noise basis compacted (:func:`~icml26.tpv.refits.compact_basis`)."""
+        an = self._analysis()
+        if an is not None:
+            an = {**an, "curv": replace(an["curv"], label=compact_basis(an["curv"].label))}
+        return {"key": self._key(), "analysis": an}
+
+    def restore_run_state(self, state: dict) -> None:
+        """A recorded analysis, for its student only (a Run still computes it afresh)."""
+        self._recorded_analysis = (state["key"], state["analysis"])
 
     # ------------------------------------------------------------------ model
     def config(self) -> tpv.TPVConfig:
@@ -217,8 +232,12 @@ class TPVExplorer(ExplorerBase):
         return (self.teacher, self.width, self.depth, self.n_train, self.seed)
 
     def _analysis(self) -> dict | None:
-        """The analysis of the current student if Run has computed it in this process."""
-        return _ANALYSES.get(self._key())
+        """The analysis of the current student if Run has computed it in this process (or
+        recorded, until a Run computes it)."""
+        key = self._key()
+        if key in _ANALYSES or self._recorded_analysis is None:
+            return _ANALYSES.get(key)
+        return self._recorded_analysis[1] if self._recorded_analysis[0] == key else None
 
     def plot_data(self) -> dict:
         """The numbers behind the views (memoised per settings: both figures and the table

@@ -212,6 +212,23 @@ def test_refit_filter_is_the_ridge_at_convergence_and_zero_without_steps_to_go()
                                                   rel=1e-5)
 
 
+def test_compact_basis_gives_every_label_trace_of_the_full_one():
+    """The app's recorded Run keeps the compacted basis: the same traces at every filter."""
+    from icml26.tpv.refits import compact_basis
+
+    model, x, x_test = net(width=8), inputs(30), inputs(20, seed=2)
+    fac, fac_test = tpv.layer_factors(model, x), tpv.layer_factors(model, x_test)
+    k = tpv.ntk_gram(fac, fac)
+    basis = tpv.label_basis(k, {"train": k, "test": tpv.ntk_gram(fac_test, fac)})
+    small = compact_basis(basis)
+    assert small.proj["test"].shape == (1, 30)
+    for lam, kind in ((1e-3, "gd"), (0.05, "ridge")):
+        filt = tpv.refit_filter(basis.evals, lam, kind)
+        for split in ("train", "test"):
+            assert tpv.tpv_label_refit(small, split, 0.3, filt) == pytest.approx(
+                tpv.tpv_label_refit(basis, split, 0.3, filt), rel=1e-9)
+
+
 def test_early_stopped_refit_filter_is_the_papers_nonlinear_refits():
     """The linearised filter against the paper's refits run for real (momentum SGD from w*
     on f* + eps, cosine, proximity penalty) on a small trained student, draw by draw."""

@@ -83,6 +83,8 @@ class PageLayout:
             self._result = None
         if not hasattr(self, "_result_caption"):  # an app's own page may bring its own
             self._result_caption = pn.pane.Markdown("", **STRETCH)
+        # the label of a recorded default Run's result (ExplorerBase._show_recorded)
+        self._recorded_note = pn.pane.Alert("", alert_type="info", visible=False, **STRETCH)
 
     def _watch_result_note(self) -> None:
         """After it: the result note follows ``run_done`` and what ``result_note`` depends on."""
@@ -149,9 +151,10 @@ class PageLayout:
         return rows(self.live_panes(), self.LIVE_ROW)
 
     def note_panes(self) -> list:
-        """``LIVE_CAPTION`` and the result note."""
+        """``LIVE_CAPTION``, the label of a recorded result and the result note."""
         caption = [pn.pane.Markdown(self.LIVE_CAPTION, **STRETCH)] if self.LIVE_CAPTION else []
-        return caption + ([self._result_caption] if self.has_result_note() else [])
+        return caption + [self._recorded_note] + (
+            [self._result_caption] if self.has_result_note() else [])
 
     def result_panes(self) -> list:
         """The Run's figures, ``RUN_ROW`` to a row."""

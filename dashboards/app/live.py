@@ -72,6 +72,28 @@ LEGEND_SIDE_PX = 90
 LEGEND_ROW_PX = 32
 
 
+#: characters of a title line: 13 px bold at ~7.3 px a character fills the frame of a figure
+#: ~370 px wide (two beside the controls in JupyterLab); a longer title is wrapped, and
+#: unwrapped one was clipped there ("Exact value in the surrogate model (")
+TITLE_CHARS = 44
+#: px a title line past the first takes (13 px text), added to the figure's height
+TITLE_LINE_PX = 17
+
+
+def wrap_title(title: str) -> str:
+    """``title`` in lines of at most :data:`TITLE_CHARS` (where a word allows), broken
+    before a parenthesis where one starts in the second half of the line, else at a space."""
+    lines, rest = [], title
+    while len(rest) > TITLE_CHARS:
+        cut = rest.rfind(" (", TITLE_CHARS // 2, TITLE_CHARS + 1)
+        cut = cut if cut > 0 else rest.rfind(" ", 0, TITLE_CHARS + 1)
+        if cut <= 0:
+            break
+        lines.append(rest[:cut])
+        rest = rest[cut + 1:]
+    return "\n".join([*lines, rest])
+
+
 def static_legend_shape(labels: list[str]) -> tuple[int, int]:
     """``(columns, min_width)`` of a static figure's legend above the plot: one row when it
     fits the narrowest figure (300 px), else two columns, and a figure at least as wide as
@@ -97,7 +119,12 @@ def figure(chart: Chart, live: bool = False):
     ranges = fitted_ranges(chart, frame)
     size = _geometry_size(frame, live, any(x.label for x in chart.series)) if frame else (
         dict(height=max(chart.height, MIN_HEIGHT), sizing_mode="stretch_width", min_width=300))
-    fig = bokeh_figure(title=chart.title, x_axis_label=chart.x_label,
+    title = wrap_title(chart.title)
+    extra = TITLE_LINE_PX * title.count("\n")  # the lines past the first, above the frame
+    size["height"] += extra
+    if "min_border_top" in size:  # a geometry figure's frame keeps its size
+        size["min_border_top"] += extra
+    fig = bokeh_figure(title=title, x_axis_label=chart.x_label,
                        y_axis_label=chart.y_label, **size,
                        x_axis_type="log" if chart.x_log else "linear",
                        y_axis_type="log" if chart.y_log else "linear",
@@ -205,8 +232,8 @@ def update(fig, chart: Chart) -> None:
         for item, label in zip(legends[0].items, labels):
             if getattr(item.label, "value", None) != label:
                 item.label = value(label)  # a bare string would name a data column
-    if fig.title.text != chart.title:
-        fig.title.text = chart.title
+    if fig.title.text != wrap_title(chart.title):
+        fig.title.text = wrap_title(chart.title)
     current = ((fig.x_range.start, fig.x_range.end), (fig.y_range.start, fig.y_range.end))
     frame = (fig.width - fig.min_border_left - fig.min_border_right,
              fig.height - fig.min_border_top - fig.min_border_bottom) if chart.geometry else None

@@ -16,6 +16,7 @@ import param
 
 from icml26 import common, papers, status_table
 from icml26.dashboards.app import hvstyle, perf
+from icml26.dashboards.app import recorded as recorded_runs
 from icml26.dashboards.app.layout import PageLayout
 from icml26.dashboards.app.live import LiveFigures
 from icml26.dashboards.app.run_costs import recorded_run, recorded_run_words
@@ -49,8 +50,14 @@ class ExplorerBase(PageLayout, pn.viewable.Viewer):
     #: ``run_status`` then says, before any Run, what the default Run cost from an empty
     #: cache (an Explorer that says its own per-setting plan overrides :meth:`plan_note`)
     RUN_RECORD: str | None = None
+    #: the attributes a Run keeps (``keep`` sets them; the views read them): what the
+    #: recorded default Run restores (:mod:`.recorded`); an app whose Run keeps other state
+    #: names it here or overrides :meth:`run_state` and :meth:`restore_run_state`
+    RUN_STATE: tuple[str, ...] = ("_result",)
 
-    def __init__(self, **params):
+    def __init__(self, recorded: bool = True, **params):
+        """``recorded``: show the recorded default Run's result when the settings are the
+        default ones (:mod:`.recorded`; False: the page opens as before any Run)."""
         if not hasattr(self, "_alert"):  # an Explorer may bring its own (another style)
             self._alert = pn.pane.Alert("", alert_type="danger", visible=False)
         self._progress = pn.indicators.Progress(value=0, max=100, visible=False,
@@ -63,6 +70,8 @@ class ExplorerBase(PageLayout, pn.viewable.Viewer):
         self._rendered_live: list[LiveFigures] = []  # one per rendering (see live_panes)
         self._init_layout()
         super().__init__(**params)
+        if recorded and "run" in self.param:
+            self._show_recorded()
         self._watch_result_note()
         if "run" in self.param and hasattr(self, "start_run"):
             self.param.watch(self._press_run, "run")
@@ -75,6 +84,25 @@ class ExplorerBase(PageLayout, pn.viewable.Viewer):
         if type(self).plan_note is not ExplorerBase.plan_note:  # it depends on the settings
             self.param.watch(self._update_plan,
                              [n for n in self.param.objects() if n != "name"])
+
+    # ------------------------------------------------------------------ the recorded Run
+    def run_state(self) -> dict:
+        """What the last Run kept (``RUN_STATE``'s attributes), as recorded."""
+        return {name: getattr(self, name) for name in self.RUN_STATE}
+
+    def restore_run_state(self, state: dict) -> None:
+        """Take ``state`` (:meth:`run_state` of a recorded Run) as the last Run's."""
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def _show_recorded(self) -> None:
+        """At the default settings, the recorded default Run's result with its label."""
+        slug = self.RUN_RECORD or self.paper_slug()
+        record = recorded_runs.load(self, slug) if slug else None
+        if record is not None:
+            self.restore_run_state(record["state"])
+            self._recorded_note.object = recorded_runs.recorded_note(record)
+            self._recorded_note.visible = True
 
     def _snap_to_digits(self, *events) -> None:
         """A slider's value without the arithmetic noise of its steps: 0.3 + 0.05 - 0.05 is
@@ -231,6 +259,7 @@ class ExplorerBase(PageLayout, pn.viewable.Viewer):
                 self._progress.value = int(100 * (i + 1) / len(stages))
             self._show_error("")  # the Run worked: what the alert said (a failure) is past
             keep(results)
+            self._recorded_note.visible = False  # what the page shows is this Run's now
             self.run_done += 1  # the result views redraw before "Run done" says they did
             self._stage.object = (f"Run done in {time.perf_counter() - start:.1f} s"
                                   + (f" (computed, now cached: {len(computed)} of "

@@ -79,6 +79,16 @@ def tpv_label_refit(basis: LabelNoiseBasis, split: str, sigma: float,
     return float(sigma**2 * (proj * filt.to(proj.device)).pow(2).sum() / proj.shape[0])
 
 
+def compact_basis(basis: LabelNoiseBasis) -> LabelNoiseBasis:
+    """``basis`` with each split's projection ``[|X|, n]`` reduced to the row ``[1, n]`` of
+    its column norms over ``sqrt(|X|)``: every label-noise trace
+    (:func:`tpv_label_refit`, ``sum_ij (p_ij g_j)^2 / |X| = sum_j g_j^2 sum_i p_ij^2 / |X|``)
+    is unchanged up to rounding, at ``1/|X|`` of the size (the app's recorded Run keeps it)."""
+    proj = {split: (p.double().pow(2).sum(0, keepdim=True) / p.shape[0]).sqrt()
+            for split, p in basis.proj.items()}
+    return LabelNoiseBasis(basis.evals, proj)
+
+
 def nonlinear_refits(model: torch.nn.Module, x_train: torch.Tensor, eps: torch.Tensor,
                      lam: float, lr: float = 2e-3, momentum: float = 0.9,
                      epochs: int = 200) -> dict[str, torch.Tensor]:

@@ -71,7 +71,7 @@ def test_a_run_at_the_defaults_shows_something_new():
     """Issue 32: the default Run loaded seed 0, already shown, and changed nothing visible.
     Now it also computes the paper's F1 for the seed (the claims' intervention numbers): a
     figure and a caption that were not there before the Run."""
-    e = app.Explorer()
+    e = app.Explorer(recorded=False)  # as before any Run
     before = (e.result_note(), type(e.interventions_view()).__name__)
     assert before[1] == "Text" and "Press Run" in e.interventions_view().data[2]
     e.param.trigger("run")

@@ -271,3 +271,21 @@ def test_heatmap_labels_contrast_with_their_cells():
     assert list(div.dimension_values("text")) == ["0.00 *", "0.50", "1.00", "0.00"]
     seq = cell_labels(cells, ["x", "y"], (0, 1), diverging=False)
     assert list(seq.dimension_values("ink")) == ["black", "black", "white", "black"]
+
+
+def test_a_long_title_is_wrapped_and_its_line_adds_height():
+    """Issue 49: "Exact value in the surrogate model (" was clipped in JupyterLab."""
+    long = "Exact value in the surrogate model (T = 10, m0 = 5)"
+    assert live.wrap_title(long) == "Exact value in the surrogate model\n(T = 10, m0 = 5)"
+    assert all(len(line) <= live.TITLE_CHARS for line in live.wrap_title(long * 3).split("\n"))
+    assert live.wrap_title("AUROC per detector") == "AUROC per detector"
+
+    def chart(title):
+        return Chart(title, "budget B", "recruits", [Series("#1f77b4", np.arange(3.0),
+                                                           np.arange(3.0))])
+
+    one, two = live.figure(chart("short")), live.figure(chart(long))
+    assert two.title.text.count("\n") == 1
+    assert two.height == one.height + live.TITLE_LINE_PX
+    live.update(one, chart(long))  # a live figure's title follows the chart, wrapped too
+    assert one.title.text == two.title.text

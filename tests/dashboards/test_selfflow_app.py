@@ -68,7 +68,7 @@ def test_bad_layers_show_an_alert():
 
 
 def test_result_views_before_run():
-    e = app.Explorer()
+    e = app.Explorer(recorded=False)  # as before any Run
     assert e.probe_view() is None and e.loss_view() is None
     assert "press **Run**" in e.result_note()
 

@@ -41,13 +41,17 @@ def test_live_views_follow_the_regime(training):
         assert isinstance(view(), Chart)
 
 
-def test_moving_m_moves_the_theory_and_not_the_run_views():
-    e = dash.Explorer()
-    before = e.plot_data()["acc_dpo"].copy()
+@pytest.mark.parametrize("recorded", [False, True])
+def test_moving_m_moves_the_theory_and_not_the_run_views(recorded):
+    e = dash.Explorer(recorded=recorded)
+    data = e.plot_data()
+    before, runs = data["acc_dpo"].copy(), {k: v for k, v in data.items() if k.startswith("run_")}
     e.m = 1.2
     after = e.plot_data()
     assert not np.allclose(before, after["acc_dpo"])
-    assert "run_ties" not in after  # nothing heavy runs until Run is pressed
+    # nothing heavy runs until Run is pressed (the recorded default Run's views stay)
+    assert ("run_ties" in after) == recorded
+    assert repr({k: v for k, v in after.items() if k.startswith("run_")}) == repr(runs)
 
 
 def test_an_unstable_step_size_shows_a_message_not_a_traceback():

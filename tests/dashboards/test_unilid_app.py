@@ -31,7 +31,7 @@ def test_config_maps_the_params():
 
 
 def test_views_before_run_are_empty_and_the_note_says_press_run():
-    e = app.Explorer()
+    e = app.Explorer(recorded=False)  # as before any Run
     assert e.accuracy_chart() is None and e.per_language_chart() is None
     assert "press **Run**" in e.result_note()
 
