@@ -139,3 +139,31 @@ def test_nbval_fails_when_a_committed_verdict_differs(tmp_path):
     out = run.stdout + run.stderr
     assert run.returncode == 1, out[-3000:]
     assert "1 failed" in out and "reference_output == test_output" in out, out[-3000:]
+
+
+def test_the_report_drops_display_outputs_without_data():
+    """HoloViews and tqdm send display outputs with no data; nbconvert warned for each ("Your
+    element with mimetype(s) dict_keys([]) is not able to be represented", 19 per report)."""
+    import warnings
+
+    import nbformat
+
+    from icml26.dashboards.app.report import drop_empty_outputs, to_html
+
+    def notebook():
+        cell = nbformat.v4.new_code_cell("x = 1")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={}),
+                        nbformat.v4.new_output("display_data", data={"text/plain": "1"})]
+        return nbformat.v4.new_notebook(cells=[cell])
+
+    with warnings.catch_warnings(record=True) as before:
+        warnings.simplefilter("always")
+        to_html(notebook(), "t")
+    assert any("not able to be represented" in str(w.message) for w in before)  # the cause
+    nb = notebook()
+    drop_empty_outputs(nb)
+    assert [o["data"] for o in nb.cells[0].outputs] == [{"text/plain": "1"}]
+    with warnings.catch_warnings(record=True) as after:
+        warnings.simplefilter("always")
+        to_html(nb, "t")
+    assert not any("not able to be represented" in str(w.message) for w in after)

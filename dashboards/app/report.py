@@ -99,7 +99,18 @@ def execute(slug: str):
     path = notebook_path(slug)
     nb = nbformat.read(path, as_version=4)
     run_notebook(nb, path.parent)
+    drop_empty_outputs(nb)
     return nb
+
+
+def drop_empty_outputs(nb) -> None:
+    """Remove display outputs with no data (HoloViews and tqdm send some, two per figure or
+    bar: nothing to show, and nbconvert warned "mimetype(s) dict_keys([]) is not able to be
+    represented" for each, 19 warnings in a report)."""
+    for cell in nb.cells:
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs if o.get("output_type") not in
+                            ("display_data", "execute_result") or o.get("data")]
 
 
 def run_notebook(nb, cwd: Path) -> None:
