@@ -156,24 +156,32 @@ def separate_coinciding(chart: Chart) -> Chart:
     dashed line on top lets the one below through its gaps (issue 49: a legend must not name
     a line nobody can see). The legend's swatch follows the dash. Other charts come back as
     they are (the same object)."""
+    return coinciding_lines(chart)[0]
+
+
+def coinciding_lines(chart: Chart) -> tuple[Chart, list[tuple[str, str]]]:
+    """:func:`separate_coinciding`'s chart, and the ``(on top, under)`` labels of each
+    labelled line that lies on a labelled line drawn before it (the live legend names them)."""
     lines = [i for i, s in enumerate(chart.series) if s.kind == "line" and s.x.size >= 2]
     if len(lines) < 2:
-        return chart
+        return chart, []
     pts = {i: _points(chart.series[i], chart.y_log) for i in lines}
     every = np.concatenate([pts[i] for i in lines])
     if not len(every):
-        return chart
+        return chart, []
     extent = every.max(axis=0) - every.min(axis=0)
     scale = np.where(extent > 0, extent, 1.0)
-    series, changed = list(chart.series), False
+    series, changed, pairs = list(chart.series), False, []
     for pos, i in enumerate(lines):
         under = [series[j] for j in lines[:pos] if _covers(pts[i], pts[j], scale, COINCIDE_TOL)]
         if not under:
             continue
+        pairs += [(series[i].label, u.label) for u in under
+                  if series[i].label is not None and u.label is not None]
         taken = {u.dash for u in under}
         # solid on top hides any line below; a dash on a line of the same dash hides it too
         if series[i].dash == "solid" or series[i].dash in taken:
             free = [d for d in COINCIDING_DASHES if d not in taken]
             series[i] = replace(series[i], dash=(free or COINCIDING_DASHES)[0])
             changed = True
-    return replace(chart, series=tuple(series)) if changed else chart
+    return (replace(chart, series=tuple(series)) if changed else chart), pairs

@@ -61,6 +61,7 @@ from icml26.dashboards.app.chart import (  # noqa: F401
     Chart,
     Series,
     chart_ranges,
+    coinciding_lines,
     separate_coinciding,
 )
 
@@ -177,9 +178,11 @@ def _geometry_size(frame: tuple[int, int], live: bool, legend: bool) -> dict:
 
 def legend_html(chart: Chart) -> str:
     """The legend of a live figure as HTML: a swatch (line, dash or dot) and the label of
-    every labelled line or scatter, in order."""
+    every labelled line or scatter, in order; then which lines lie on which (each drawn with
+    a dash of its own, :func:`coinciding_lines`): the app's caption says why."""
     items = []
-    for s in separate_coinciding(chart).series:
+    chart, pairs = coinciding_lines(chart)
+    for s in chart.series:
         if s.label is None or s.kind not in ("line", "scatter"):
             continue
         if s.kind == "scatter":
@@ -192,7 +195,12 @@ def legend_html(chart: Chart) -> str:
                       f'border-top:{max(s.width, 2):g}px {style} {s.color}"></span>')
         items.append(f'<span style="margin-right:14px;white-space:nowrap">{swatch} '
                      f'{html.escape(s.label)}</span>')
-    return f'<div style="font-size:12px;line-height:1.6">{"".join(items)}</div>' if items else ""
+    if not items:
+        return ""
+    note = "; ".join(f"“{html.escape(top)}” lies on “{html.escape(under)}”"
+                     for top, under in pairs)
+    note = f'<div style="color:#555">{note} (the one on top has a dash of its own: both are drawn)</div>' if note else ""
+    return f'<div style="font-size:12px;line-height:1.6">{"".join(items)}{note}</div>'
 
 
 def show(chart: Chart) -> pn.pane.Bokeh:

@@ -59,3 +59,11 @@ def test_the_figure_the_legend_and_a_live_update_follow():
     assert [r.glyph.line_dash for r in live.renderers] == [solid, dashed]
     update(live, _chart(X, X + 5))
     assert [r.glyph.line_dash for r in live.renderers] == [solid, solid]
+
+
+def test_the_live_legend_says_which_line_lies_on_which():
+    """Issue 49: say that they coincide (the app's caption says why)."""
+    assert "“ladder 1” lies on “ladder 0”" in legend_html(_chart(X, X, X + 5))
+    assert "lies on" not in legend_html(_chart(X, X + 1))
+    told = legend_html(_chart(X, X, dashes=["solid", "dashed"]))  # told apart: still the same
+    assert "“ladder 1” lies on “ladder 0”" in told
