@@ -5,18 +5,17 @@ prompt (shots, fraction of uninformative ``Z -> Z`` demonstrations), corrupt it 
 shuffled labels), intervene on the top-k function-vector heads (replace with the task mean,
 Todd's additive FV, another task's mean, a random vector), and watch the answer's shift
 distribution; compare the QK / V hybrids; look at the FV heads' attention in context vs
-isolated. The model is the shipped one of ``model_seed``. **Run** loads it through
-``run_stages`` (a seed without shipped weights is trained once and cached) and computes the
-paper's F1 for it -- accuracy under each intervention on the FV heads over the claims'
-evaluation prompts (``fvlib.figure_interventions_data``: the claims' numbers, cached) -- a
-figure the live views do not have, so a Run at the defaults shows something new.
+isolated. The model is the shipped one of ``model_seed``. **Run** loads it (a seed without
+shipped weights is trained once and cached) and computes the paper's F1 for it: accuracy
+under each intervention on the FV heads over the claims' evaluation prompts
+(``fvlib.figure_interventions_data``: the claims' numbers, cached), a figure the live views
+do not have. The notebook's figures are in ``dashboards/function_vectors_figures.py``.
 
 Unless the registry says ``reproduced``, the page says at the top what the status is and on
 which seeds which binding claims fail (:func:`status_note`, computed from
 ``benchmarks/function_vectors/function_vectors_seeds.csv``).
 
-Serve alone with ``panel serve dashboards/function_vectors.py`` or with every paper via
-``icml26 serve``.
+Serve alone with ``panel serve dashboards/function_vectors.py`` or via ``icml26 serve``.
 """
 
 from __future__ import annotations
@@ -32,15 +31,21 @@ import param
 from icml26 import function_vectors as fvlib
 from icml26 import papers
 from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot, rows
-from icml26.dashboards.app.hvstyle import cell_labels
+from icml26.dashboards.function_vectors_figures import (  # noqa: F401 - the notebook's figures
+    MODE_LABELS,
+    plot_additivity,
+    plot_aie,
+    plot_diagnosis,
+    plot_interventions,
+    plot_qkv,
+    plot_reweighting,
+    plot_training,
+)
 
-KIND_NAMES = {0: "absent", 1: "informative", 2: "Z demo"}
-KIND_COLORS = {"absent": "#cccccc", "informative": "#1f77b4", "Z demo": "#ff7f0e",
-               "query": "#2ca02c"}
-MODE_LABELS = {"zero-shot": "zero-shot", "neither": "neither", "qk": "QK only", "v": "V only",
-               "both": "both"}
-KIND_SHORT = {"absent": "absent", "informative": "inform.", "Z demo": "Z"}
+#: the tick label of a demonstration's kind (lib codes 0, 1, 2: absent, informative, Z demo)
+KIND_SHORT = {0: "absent", 1: "inform.", 2: "Z"}
 VIEW_HEIGHT = 300  # px: HoloViews views get a fixed height and the row's width
+FIXED = {"responsive": True, "height": VIEW_HEIGHT, "framewise": True}  # their options
 
 SEEDS_CSV = (Path(__file__).resolve().parents[1] / "benchmarks" / "function_vectors"
              / "function_vectors_seeds.csv")
@@ -92,121 +97,6 @@ def _intervention_part(seed: int, key: tuple) -> dict:
                                         count=COUNT)
 
 
-# --------------------------------------------------------------------------- figure plots
-def plot_training(history) -> hv.Overlay:
-    """Training curve: clean 6-shot and zero-shot accuracy on a fixed evaluation set."""
-    step = [h[0] for h in history]
-    return hv.Overlay([
-        hv.Curve((step, [h[3] for h in history]), "step", "accuracy", label="clean 6-shot"),
-        hv.Curve((step, [h[4] for h in history]), "step", "accuracy", label="zero-shot"),
-    ]).opts(title="Toy D training (TVP auxiliary loss)", legend_position="right",
-            responsive=True, height=260, ylim=(0, 1.05), xlabel="training step",
-            ylabel="accuracy (fixed evaluation set)")
-
-
-SEED_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#ff7f0e", "#17becf")
-
-
-def plot_diagnosis(rows: list[dict]) -> hv.Layout:
-    """Issue 31's diagnosis (``fvlib.read_diagnosis()``): per training schedule, the joint AIE
-    of the top-k heads against k (one curve per seed; dashed: the 0.3 bar of
-    ``cie_top_effect``, read at k = 3)."""
-    panels = []
-    for steps in sorted({r["steps"] for r in rows}):
-        curves = [hv.HLine(0.3).opts(color="grey", line_dash="dashed", line_width=1),
-                  hv.VLine(3).opts(color="grey", line_dash="dotted", line_width=1)]
-        for seed in sorted({r["seed"] for r in rows if r["steps"] == steps}):
-            pts = sorted((int(r["site"][3:]), r["value"]) for r in rows
-                         if r["steps"] == steps and r["seed"] == seed and r["kind"] == "joint_aie")
-            color = SEED_COLORS[seed % len(SEED_COLORS)]
-            curves.append(hv.Curve(pts, "k", "joint AIE", label=f"seed {seed}").opts(color=color))
-            curves.append(hv.Scatter(pts, "k", "joint AIE").opts(color=color, size=4))
-        panels.append(hv.Overlay(curves).opts(
-            title=f"{steps} training steps: top-k heads patched together",
-            xlabel="k (heads patched, by single-head AIE)", ylabel="joint AIE",
-            xticks=list(range(1, 13)), ylim=(-0.25, 0.85), legend_position="right",
-            width=460, height=300))
-    return hv.Layout(panels).cols(2)
-
-
-def plot_aie(data: dict) -> hv.HeatMap:
-    """F1 (left): signed AIE per (layer, head); FV heads marked with a star."""
-    aie = np.asarray(data["aie"])
-    top = set(map(tuple, data["top"]))
-    cells = [(f"head {h}", f"layer {layer}", float(aie[layer, h]))
-             for layer in range(aie.shape[0]) for h in range(aie.shape[1])]
-    lim = max(float(np.abs(aie).max()), 1e-6)
-    labels = cell_labels(cells, ["head", "layer"], (-lim, lim), diverging=True,
-                         marks={(f"head {h}", f"layer {layer}"): " *" for layer, h in top})
-    return (hv.HeatMap(cells, ["head", "layer"], "AIE").opts(
-        cmap="RdBu_r", clim=(-lim, lim), colorbar=True, responsive=True, height=260,
-        tools=["hover"], title="Average indirect effect (* = FV heads)",
-        xlabel="attention head", ylabel="layer", framewise=True)
-        * labels)
-
-
-def plot_interventions(data: dict) -> hv.Bars:
-    """F1 (right): accuracy under each intervention, zero-shot and shuffled 6-shot."""
-    rows = [(r["intervention"], r["corruption"], r["accuracy"]) for r in data["rows"]]
-    return hv.Bars(rows, ["intervention", "prompt"], "accuracy").opts(
-        multi_level=False, xrotation=35, ylim=(0, 1.05), responsive=True, height=340,
-        title="Interventions on the FV heads (final token)", tools=["hover"],
-        color="prompt", cmap={"zero_shot": "#1f77b4", "shuffled": "#ff7f0e"},
-        show_legend=True, legend_position="right", xlabel="intervention",
-        ylabel="accuracy on the true task")
-
-
-def plot_additivity(data: dict) -> hv.Layout:
-    """F2: R^2 vs number of shots (shared alpha, other-task control, uniform, per-prompt),
-    and the fitted alpha by position."""
-    rows = data["rows"]
-    n = [r["n"] for r in rows]
-    series = {"shared": "shared alpha + intercept", "control": "other-task control",
-              "uniform": "uniform alpha = 1/n", "per_prompt": "per-prompt alpha",
-              "per_prompt_control": "per-prompt alpha, control"}
-    dashes = {"per_prompt": "dashed", "per_prompt_control": "dashed"}
-    curves = hv.Overlay([
-        hv.Curve((n, [r[k] for r in rows]), "shots n", "held-out R^2", label=v).opts(
-            line_dash=dashes.get(k, "solid"))
-        * hv.Scatter((n, [r[k] for r in rows]), "shots n", "held-out R^2")
-        for k, v in series.items()]).opts(title="Is the FV a sum of sub-FVs?",
-                                          legend_position="right", width=560, height=300,
-                                          ylim=(-0.1, 1.05))
-    alphas = hv.Overlay([hv.Curve((np.arange(1, len(r["alpha"]) + 1), r["alpha"]),
-                                  "demonstration position", "alpha", label=f"n = {r['n']}")
-                         for r in rows]).opts(title="Shared alpha by position",
-                                              legend_position="right", width=420, height=300,
-                                              framewise=True)
-    return (curves + alphas).cols(2)
-
-
-def plot_reweighting(data: dict) -> hv.Bars:
-    """F3: attention mass per demonstration slot in the FV heads, informative vs Z demos, in
-    context / isolated (1-shot) / isolated keys."""
-    rows = [(r["condition"], f"{r['kind']}", r["mass"]) for r in data["rows"]]
-    agg: dict = {}
-    for cond, kind, mass in rows:
-        agg.setdefault((cond, kind), []).append(mass)
-    bars = [(cond, kind, float(np.mean(v))) for (cond, kind), v in agg.items()]
-    title = (f"Informative / Z ratio: in context {data['ratio_ctx']:.2f}, isolated "
-             f"{data['ratio_iso']:.2f} (p = {data['p']:.1e})")
-    return hv.Bars(bars, ["condition", "demonstration"], "attention mass (mean over slots)"
-                   ).opts(multi_level=False, responsive=True, height=300, title=title,
-                          color="demonstration", show_legend=True, legend_position="right",
-                          cmap={"informative": "#1f77b4", "Z demo": "#ff7f0e"},
-                          xlabel="condition")
-
-
-def plot_qkv(data: dict) -> hv.Bars:
-    """F4: FV quality (zero-shot accuracy with the hybrid injected) in both panels."""
-    rows = [(r["panel"], MODE_LABELS[r["mode"]], r["accuracy"]) for r in data["rows"]]
-    return hv.Bars(rows, ["panel", "hybrid"], "zero-shot accuracy").opts(
-        multi_level=False, responsive=True, height=300, ylim=(0, 1.05),
-        title="QK vs V hybrids (FV quality)", color="hybrid", show_legend=True,
-        legend_position="right", cmap="Category10", xlabel="prompt panel",
-        ylabel="zero-shot accuracy with the hybrid")
-
-
 class FunctionVectorsExplorer(ExplorerBase):
     """Intervene on the function-vector heads of a small trained Transformer."""
 
@@ -242,9 +132,7 @@ class FunctionVectorsExplorer(ExplorerBase):
     RUN_LABEL = "Run: load model seed, compute F1"
 
     _PROMPT = ("task", "n_shots", "p_uninformative", "fv_heads", "prompt_seed", "run_done")
-
-    #: what a Run keeps (the recorded default Run restores it)
-    RUN_STATE = ("_loaded_seed", "_f1", "_f1_seed")
+    RUN_STATE = ("_loaded_seed", "_f1", "_f1_seed")  # what a Run keeps (and its record)
 
     def __init__(self, **params):
         self._loaded_seed = 0
@@ -264,23 +152,23 @@ class FunctionVectorsExplorer(ExplorerBase):
     def _prompt_key(self) -> tuple:
         return (self.task, self.n_shots, float(self.p_uninformative), self.fv_heads)
 
-    def _prompts(self) -> dict | None:
-        """Prompt-side data (clean accuracy, QK/V hybrids, attention); cached per setting."""
+    def _part(self, part, *key) -> dict | None:
+        """``part`` (cached per setting) of the loaded model at the prompt settings and
+        ``key``, or None once the alert says why it failed."""
         try:
-            return _prompt_part(self._loaded_seed, (*self._prompt_key(), self.prompt_seed))
+            return part(self._loaded_seed, (*self._prompt_key(), *key, self.prompt_seed))
         except (ValueError, RuntimeError) as e:
             self._show(str(e), "danger")
             return None
 
+    def _prompts(self) -> dict | None:
+        """Prompt-side data (clean accuracy, QK/V hybrids, attention)."""
+        return self._part(_prompt_part)
+
     def _intervention(self) -> dict | None:
-        """The corrupted prompts with and without the intervention; cached per setting."""
-        try:
-            return _intervention_part(self._loaded_seed, (
-                *self._prompt_key(), self.intervention, float(self.fv_scale), self.corruption,
-                self.prompt_seed))
-        except (ValueError, RuntimeError) as e:
-            self._show(str(e), "danger")
-            return None
+        """The corrupted prompts with and without the intervention."""
+        return self._part(_intervention_part, self.intervention, float(self.fv_scale),
+                          self.corruption)
 
     def _show(self, text: str, kind: str = "warning") -> None:
         self._alert.object, self._alert.alert_type, self._alert.visible = text, kind, bool(text)
@@ -310,13 +198,22 @@ class FunctionVectorsExplorer(ExplorerBase):
     # width and framewise axes. Everything follows run_done (the model a Run loaded).
     @param.depends(*_PROMPT, "intervention", "fv_scale", "corruption", "decomposition")
     def shift_chart(self) -> Chart | None:
-        """Mean probability of answering x_q + j: the task the model executes."""
+        """Mean probability of answering x_q + j: the task the model executes, on the
+        corrupted prompts, with the intervention, and with the chosen QK/V hybrid injected
+        into zero-shot prompts."""
         p, d = self._prompts(), self._intervention()
         if p is None or d is None:
             return None
-        return shift_chart(d["shift_corrupted"].numpy(), d["shift_intervened"].numpy(),
-                           p["hybrid_shift"][self.decomposition].numpy(), self.task,
-                           self.corruption, self.intervention, self.decomposition)
+        j = np.arange(len(d["shift_corrupted"]), dtype=float)
+        return Chart("Which shift does the model apply?", "shift j (answer x_q + j mod 16)",
+                     "p(answer = x_q + j)", [
+                         Series("#7f7f7f", j, d["shift_corrupted"].numpy(), self.corruption),
+                         Series("#1f77b4", j, d["shift_intervened"].numpy(),
+                                f"+ {self.intervention}"),
+                         Series("#d62728", j, p["hybrid_shift"][self.decomposition].numpy(),
+                                f"{MODE_LABELS[self.decomposition]} hybrid", dash="dotted"),
+                         Series("black", kind="vline", at=float(self.task), dash="dashed",
+                                width=1)], height=VIEW_HEIGHT)
 
     def live_charts(self) -> list:
         return [self.shift_chart]
@@ -325,16 +222,15 @@ class FunctionVectorsExplorer(ExplorerBase):
     def accuracy_view(self) -> hv.Element:
         """Accuracy on the true task: clean prompt, corrupted, corrupted + intervention."""
         p, d = self._prompts(), self._intervention()
-        if p is None or d is None:
-            bars = []  # the alert says why; a DynamicMap keeps one element type
-        else:
-            bars = [(f"clean {self.n_shots}-shot", p["clean_accuracy"]),
-                    (self.corruption, d["accuracy"]["corrupted"]),
-                    (f"{self.corruption} + {self.intervention}", d["accuracy"]["intervened"])]
+        # no bars where the alert says why (a DynamicMap keeps one element type)
+        bars = [] if p is None or d is None else [
+            (f"clean {self.n_shots}-shot", p["clean_accuracy"]),
+            (self.corruption, d["accuracy"]["corrupted"]),
+            (f"{self.corruption} + {self.intervention}", d["accuracy"]["intervened"])]
         heads = "none" if p is None else ", ".join(f"({a},{b})" for a, b in p["heads"])
         return hv.Bars(bars, "prompt", "accuracy on the true task").opts(
-            ylim=(0, 1.05), title=f"Task k={self.task}; FV heads {heads}", responsive=True,
-            height=VIEW_HEIGHT, color="#1f77b4", framewise=True)
+            ylim=(0, 1.05), title=f"Task k={self.task}; FV heads {heads}", color="#1f77b4",
+            **FIXED)
 
     @param.depends(*_PROMPT, "decomposition")
     def decomposition_view(self) -> hv.Element:
@@ -344,9 +240,8 @@ class FunctionVectorsExplorer(ExplorerBase):
             (MODE_LABELS[m], v, "selected" if m == self.decomposition else "other")
             for m, v in p["hybrid_accuracy"].items()]
         return hv.Bars(bars, "QK/V hybrid injected", ["zero-shot accuracy", "selected"]).opts(
-            ylim=(0, 1.05), title="QK vs V hybrids", responsive=True, height=VIEW_HEIGHT,
-            color="selected", cmap={"selected": "#d62728", "other": "#1f77b4"},
-            show_legend=False, framewise=True)
+            ylim=(0, 1.05), title="QK vs V hybrids", color="selected", show_legend=False,
+            cmap={"selected": "#d62728", "other": "#1f77b4"}, **FIXED)
 
     @param.depends(*_PROMPT, "show_attention")
     def attention_view(self) -> hv.Element:
@@ -361,18 +256,15 @@ class FunctionVectorsExplorer(ExplorerBase):
             cells = [(j, i, float(m[i, j])) for i in range(t) for j in range(t)]
             return hv.HeatMap(cells, ["key position", "query position"], "attention").opts(
                 cmap="viridis", title=f"Head {d['heads'][0]}: attention (prompt 0)",
-                responsive=True, height=VIEW_HEIGHT, invert_yaxis=True, colorbar=True,
-                framewise=True)
-        kinds = [KIND_SHORT[KIND_NAMES[int(k)]] for k in d["kinds"]]
-        rows = []  # short tick labels: slot and kind, then ctx (in context) / iso (isolated)
-        for slot, kind in enumerate(kinds):
-            rows.append((f"{slot + 1}: {kind}", "ctx", float(d["mass_ctx"][slot])))
-            rows.append((f"{slot + 1}: {kind}", "iso", float(d["mass_iso"][slot])))
+                invert_yaxis=True, colorbar=True, **FIXED)
+        # short tick labels: slot and kind, then ctx (in context) / iso (isolated)
+        rows = [(f"{slot + 1}: {KIND_SHORT[int(k)]}", where,
+                 float(d[f"mass_{where}"][slot]))
+                for slot, k in enumerate(d["kinds"]) for where in ("ctx", "iso")]
         rows.append(("query", "ctx", float(d["mass_ctx"][-1])))
         return hv.Bars(rows, ["demonstration slot: kind", "in context / isolated"],
                        "attention mass of the FV heads").opts(
-            title="Attention per demonstration", responsive=True, height=VIEW_HEIGHT,
-            ylim=(0, 1.05), multi_level=True, framewise=True)
+            title="Attention per demonstration", ylim=(0, 1.05), multi_level=True, **FIXED)
 
     @param.depends("run_done", "fv_heads")
     def aie_view(self) -> hv.Element:
@@ -392,21 +284,20 @@ class FunctionVectorsExplorer(ExplorerBase):
             return ("**Run** loads the model of *model_seed* and computes the paper's F1 for "
                     "it: accuracy on the true task under each intervention on the FV heads, "
                     "over the claims' evaluation prompts.")
-        gain = self._f1["gain"]
-        top = f"replace top-{self.config().top_k}"
+        gain, k = self._f1["gain"], self.config().top_k
+        top = f"replace top-{k}"
         return (f"**Run result, model seed {self._f1_seed}** (the claims' F1): replacing the "
-                f"top-{self.config().top_k} FV heads' outputs with the task mean lifts "
+                f"top-{k} FV heads' outputs with the task mean lifts "
                 f"zero-shot accuracy by {gain[('zero_shot', top)]:+.2f} and shuffled 6-shot "
                 f"accuracy by {gain[('shuffled', top)]:+.2f} over the corrupted baseline; "
                 f"clean 6-shot accuracy {self._f1['clean']:.2f}.")
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        seed, cfg = self.model_seed, self.config()
-        shipped = seed in fvlib.SHIPPED_SEEDS
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config): load the model, compute F1."""
+        seed = self.model_seed
         label = (f"the model of seed {seed} (shipped weights) and its heads ranked by AIE"
-                 if shipped else f"the model of seed {seed} (not shipped: trained, about 1-3 "
-                 f"minutes)")
+                 if seed in fvlib.SHIPPED_SEEDS else
+                 f"the model of seed {seed} (not shipped: trained, about 1-3 minutes)")
 
         def keep(results: list) -> None:
             self._loaded_seed, self._f1, self._f1_seed = seed, results[1], seed
@@ -444,22 +335,6 @@ class FunctionVectorsExplorer(ExplorerBase):
         return rows([self._view("aie_view"), self._view("interventions_view", 340, False),
                      self._view("decomposition_view"), self._view("attention_view",
                                                                   dynamic=False)])
-
-
-
-def shift_chart(corrupted, intervened, hybrid, task: int, corruption: str,
-                intervention: str, decomposition: str) -> Chart:
-    """The mean probability of answering x_q + j on the corrupted prompts, with the
-    intervention, and with the chosen QK/V hybrid injected into zero-shot prompts."""
-    j = np.arange(len(corrupted), dtype=float)
-    return Chart("Which shift does the model apply?", "shift j (answer x_q + j mod 16)",
-                 "p(answer = x_q + j)", [
-                     Series("#7f7f7f", j, corrupted, corruption),
-                     Series("#1f77b4", j, intervened, f"+ {intervention}"),
-                     Series("#d62728", j, hybrid, f"{MODE_LABELS[decomposition]} hybrid",
-                            dash="dotted"),
-                     Series("black", kind="vline", at=float(task), dash="dashed", width=1)],
-                 height=VIEW_HEIGHT)
 
 
 Explorer = FunctionVectorsExplorer

@@ -170,11 +170,6 @@ def demo_paths(noisy_share: float, obstacle_y: float, seed: int, n: int = 24) ->
     return {k: v.numpy() for k, v in d.items()}
 
 
-def off_support_share(delta: float) -> float:
-    """P(||eps + Delta||^2 > chi^2_{16,0.99}) for ||Delta||^2 = delta (noncentral chi^2)."""
-    return float(ncx2.sf(lpds.chi2_quantile(DIM), DIM, delta))
-
-
 LIVE_CAPTION = (
     "*Left:* the map (two disks with a narrow gap; start at x = -1, goal at x = +1) and "
     "scripted demos, clean (blue) and noisy (orange). *Middle:* with the trust region full, "
@@ -214,10 +209,6 @@ class LPDSExplorer(ExplorerBase):
     INVALID_EXAMPLES = [{"iterations": 10, "warmup": 20}]
     RUN_LABEL, LIVE_CAPTION, LIVE_ROW = "Run steering", LIVE_CAPTION, 3
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self._show_error()
-
     def config(self) -> lpds.LPDSConfig:
         """The lib config of a Run (raises ValueError when invalid)."""
         base = lpds.config_for("quick")
@@ -232,12 +223,13 @@ class LPDSExplorer(ExplorerBase):
                        dsrl_bounds=base.dsrl_bounds[:1],
                        residual_scales=base.residual_scales[:1])
 
-    @param.depends("iterations", "warmup", "noisy_share", "obstacle_y", watch=True)
+    @param.depends("iterations", "warmup", "noisy_share", "obstacle_y", watch=True, on_init=True)
     def _check(self) -> None:
         self._show_error()
 
     def plot_data(self) -> dict:
-        """The numbers behind the views."""
+        """The numbers behind the views; ``share`` (``off_share`` over a grid of deltas):
+        P(||eps + Delta||^2 > chi^2_{16,0.99}) at ||Delta||^2 = delta (noncentral chi^2)."""
         deltas = np.linspace(0.05, 8.0, 80)
         q = lpds.chi2_quantile(DIM)
         r = np.linspace(0.5, 70, 140)
@@ -245,7 +237,7 @@ class LPDSExplorer(ExplorerBase):
                                     self.seed),
                 "deltas": deltas,
                 "off_share": ncx2.sf(q, DIM, deltas),
-                "share": off_support_share(self.delta), "quantile": q, "r": r,
+                "share": float(ncx2.sf(q, DIM, self.delta)), "quantile": q, "r": r,
                 "prior_pdf": chi2.pdf(r, DIM), "steered_pdf": ncx2.pdf(r, DIM, self.delta)}
         if self._result is not None:
             data["final_returns"] = {k: v["final_return"] for k, v in

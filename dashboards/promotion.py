@@ -6,7 +6,8 @@ maintenance the agent must pay), and the incentive phase diagram's analytic boun
 c-/c+ = 1 - beta*gamma with the current setting marked.
 Behind the Run button (value iteration, with progress): the optimal agent's trajectory
 (level, skill, honest effort, gaming) under the chosen design, and the numerical phase
-diagram of first actions on a grid of (c-/c+, beta*gamma).
+diagram of first actions on a grid of (c-/c+, beta*gamma). The phase diagram's chart and the
+notebook's HoloViews figures are in ``dashboards/promotion_figures.py``, re-exported here.
 
 Serve alone with ``panel serve dashboards/promotion.py`` or with every paper via
 ``icml26 serve``.
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import functools
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -24,9 +24,15 @@ import param
 
 from icml26 import promotion as pro
 from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, run_chart
+from icml26.dashboards.promotion_figures import (  # noqa: F401 - the notebook's figures
+    ACTION_COLORS,
+    phase_chart,
+    plot_greedy,
+    plot_height,
+    plot_phase,
+    plot_sensitivity,
+)
 
-ACTION_COLORS = {"honest": "#2ca02c", "gaming": "#d62728", "none": "#7f7f7f"}
-ACTION_LABELS = {"honest": "honest", "gaming": "gaming", "none": "no effort"}
 LIVE_CAPTION = (
     "*Left:* the stay threshold mu_l of level l+1 for the chosen design, the steady-state "
     "ladder delta l/(1-gamma) and the skill level l+1 settles at with no effort (where mu_l "
@@ -39,6 +45,8 @@ DESIGN_COLORS = {"steady": "#1f77b4", "steep": "#ff7f0e", "no_legup": "#9467bd",
 DESIGN_SHORT = {"steady": "(a) steady state", "steep": "(b) steeper", "no_legup": "(c) delta = 0",
                 "shallow": "(d) shallower (naive)"}
 DESIGN_PARAM = {"steady-state": "steady", "linear slope": "linear", "custom": "custom"}
+DESIGN_LABELS_LONG = {"steady": "steady-state ladder", "linear": "linear ladder",
+                      "custom": "custom ladder"}
 TRAJ_PANELS = (("level", "Level held", "level l"), ("skill", "Skill", "skill x"),
                ("a_plus", "Honest effort", "honest effort a+ (skill units)"),
                ("a_minus", "Gaming", "gaming a- (score units)"))
@@ -238,11 +246,8 @@ class PromotionExplorer(ExplorerBase):
         except ValueError:
             return None
 
-    @param.depends("run", watch=True)
-    def _run(self) -> None:
-        if self._error():
-            return
-        cfg = self.config()
+    def start_run(self, cfg) -> None:
+        """The Run (the button, with the settings' config): trajectory, then phase diagram."""
         n = self.phase_cells
         phase = pro.PhaseConfig(n_ratio=n, n_discount=n, nx=61, na=21,
                                 exact_gaps=self.exact_gaps)
@@ -288,87 +293,28 @@ class PromotionExplorer(ExplorerBase):
         return [self._note, *super().live_rows()]  # the design's warning above the figures
 
 
-DESIGN_LABELS_LONG = {"steady": "steady-state ladder", "linear": "linear ladder",
-                      "custom": "custom ladder"}
-
-
-def _phase_lines() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The analytic boundary c-/c+ = 1 - beta*gamma and the myopic line c-/c+ = 1."""
-    bg = np.linspace(0.0, 0.97, 50)
-    return {"analytic c-/c+ = 1 - beta*gamma": (1 - bg, bg),
-            "myopic line c-/c+ = 1": (np.array([1.0, 1.0]), np.array([0.0, 0.97]))}
-
-
-PHASE_X, PHASE_Y = "gaming cost ratio c-/c+", "effective discount beta*gamma"
-
-
-def phase_chart(cells: pd.DataFrame | None = None,
-                point: tuple[float, float] | None = None) -> Chart:
-    """F1 (live): the analytic and myopic lines, the optimal first action per cell of the
-    numerical grid (when given) and the current setting (when given)."""
-    series = []
-    if cells is not None:
-        for action, color in ACTION_COLORS.items():
-            sub = cells[cells["action"] == action]
-            series.append(Series(color, sub["ratio"].to_numpy(), sub["beta_gamma"].to_numpy(),
-                                 ACTION_LABELS[action], kind="scatter"))
-    (a_x, a_y), (m_x, m_y) = _phase_lines().values()
-    series += [Series("black", a_x, a_y, "analytic line"),
-               Series("grey", m_x, m_y, "myopic line", dash="dashed")]
-    if point is not None:
-        predicted = "honest" if point[0] > 1 - point[1] else "gaming"
-        # a fixed legend label (a relabelled legend item showed "Invalid field" in Bokeh)
-        series.append(Series("#000000", [point[0]], [point[1]], "current setting",
-                             kind="scatter"))
-    title = "Incentive phase diagram" + (f" (current: {predicted})" if point else "")
-    return Chart(title, PHASE_X, PHASE_Y, series)
-
-
-def plot_phase_points(cells: pd.DataFrame) -> hv.Overlay:
-    """The optimal first action per cell, coloured honest / gaming / none."""
-    layers = []
-    for action, color in ACTION_COLORS.items():
-        sub = cells[cells["action"] == action]
-        layers.append(hv.Points((sub["ratio"].to_numpy(), sub["beta_gamma"].to_numpy()),
-                                [PHASE_X, PHASE_Y], label=action)
-                      .opts(color=color, size=7, alpha=0.8))
-    return hv.Overlay(layers)
-
-
-def plot_phase(data: dict) -> hv.Overlay:
-    """F1: first action of the optimal agent with the analytic and myopic lines; cells that
-    disagree with the line are circled."""
-    cells = data["cells"]
-    wrong = cells[~cells["agree"]]
-    miss = hv.Points((wrong["ratio"].to_numpy(), wrong["beta_gamma"].to_numpy()),
-                     [PHASE_X, PHASE_Y], label="disagrees with the line").opts(
-        fill_alpha=0.0, line_color="black", size=12)
-    lines = [hv.Curve(xy, PHASE_X, PHASE_Y, label=name).opts(
-        color="black" if name.startswith("analytic") else "grey",
-        line_dash="solid" if name.startswith("analytic") else "dashed")
-        for name, xy in _phase_lines().items()]
-    return hv.Overlay([plot_phase_points(cells), *lines, miss]).opts(
-        title=f"F1: optimal first action (agreement away from the line "
-              f"{data['agreement']:.1%})", legend_position="right", xlim=(0, 1.05),
-        width=760, height=420)
-
-
 def _steps(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A step line (the value holds over each period): x = t0 t1 t1 t2 t2 ..., y = y0 y0 y1 ..."""
     return np.repeat(t, 2)[1:], np.repeat(y, 2)[:-1]
 
 
+def _step_charts(frames: dict[str, pd.DataFrame], panels, height: int, labelled: bool = True,
+                 cumulative: bool = False) -> list[Chart]:
+    """A chart per ``(column, title, y label)`` of ``panels``, a step line per design
+    (``frames``: design -> ``trajectory_frame``), named in the legend when ``labelled``, the
+    column summed over the periods so far when ``cumulative``."""
+    total = np.cumsum if cumulative else np.asarray
+    return [Chart(title, "period t", y_label, [
+        Series(DESIGN_COLORS.get(name, "black"),
+               *_steps(df["t"].to_numpy(float), total(df[col].to_numpy(float))),
+               DESIGN_SHORT.get(name, name) if labelled else None)
+        for name, df in frames.items()], height=height) for col, title, y_label in panels]
+
+
 def trajectory_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
     """F2: level, skill, honest effort and gaming over time (four figures), one step line
     per design (``frames``: design -> ``trajectory_frame``). Draw each with ``show``."""
-    charts = []
-    for col, title, y_label in TRAJ_PANELS:
-        series = [Series(DESIGN_COLORS.get(name, "black"),
-                         *_steps(df["t"].to_numpy(float), df[col].to_numpy(float)),
-                         DESIGN_SHORT.get(name, name) if len(frames) > 1 else None)
-                  for name, df in frames.items()]
-        charts.append(Chart(title, "period t", y_label, series, height=260))
-    return charts
+    return _step_charts(frames, TRAJ_PANELS, 260, labelled=len(frames) > 1)
 
 
 def headline_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
@@ -376,69 +322,10 @@ def headline_charts(frames: dict[str, pd.DataFrame]) -> list[Chart]:
     effort over time, one step line per ladder, all in one cost regime. The designed ladder
     is flat in both after its climb; the naive shallower one games, the steeper one and the
     one without leg-up keep paying effort (maintenance)."""
-    charts = []
-    panels = (("a_minus", "Cumulative gaming", "gaming to date, sum a- (score units)"),
-              ("a_plus", "Cumulative honest effort", "effort to date, sum a+ (skill units)"))
-    for col, title, y_label in panels:
-        series = [Series(DESIGN_COLORS.get(name, "black"),
-                         *_steps(df["t"].to_numpy(float), np.cumsum(df[col].to_numpy(float))),
-                         DESIGN_SHORT.get(name, name))
-                  for name, df in frames.items()]
-        charts.append(Chart(title, "period t", y_label, series, height=300))
-    return charts
-
-
-def plot_height(frame: pd.DataFrame) -> hv.Layout:
-    """F3: final skill vs the target M (with the diagonal) and final level vs L."""
-    m = frame["target"].to_numpy()
-    skill = (hv.Curve((m, m), "target skill M", "final skill", label="M").opts(
-        color="grey", line_dash="dashed")
-        * hv.Scatter((m, frame["final_skill"].to_numpy()), "target skill M", "final skill",
-                     label="final skill").opts(size=9, color="#1f77b4"))
-    level = (hv.Curve((m, frame["levels"].to_numpy()), "target skill M", "level",
-                      label="L = ceil((1-gamma)M/delta) + 1").opts(color="grey",
-                                                                   line_dash="dashed")
-             * hv.Scatter((m, frame["final_level"].to_numpy()), "target skill M", "level",
-                          label="final level").opts(size=9, color="#d62728"))
-    return hv.Layout([skill.opts(title="Final skill", legend_position="top_left",
-                                 width=420, height=280, padding=0.1),
-                      level.opts(title="Final level", legend_position="top_left",
-                                 width=420, height=280, padding=0.1)]).cols(2).opts(
-        shared_axes=False)
-
-
-def plot_sensitivity(data: dict) -> hv.Layout:
-    """F4: highest level reached before any gaming (the claim) and, for comparison, the final
-    level held on true skill (blind to gaming during the climb) vs gamma and delta."""
-    panels = []
-    for key, label, corner in (("gamma", "retention gamma", "top_left"),
-                               ("delta", "leg-up delta", "bottom_left")):
-        df = data[key]
-        x = df[key].to_numpy()
-        panels.append((
-            hv.Curve((x, df["level_before_gaming"].to_numpy()), label, "level",
-                     label="highest level before any gaming").opts(color="#2ca02c",
-                                                                   interpolation="linear")
-            * hv.Scatter((x, df["level_before_gaming"].to_numpy())).opts(color="#2ca02c",
-                                                                         size=6)
-            * hv.Curve((x, df["held_level"].to_numpy()), label, "level",
-                       label="final level held on true skill").opts(color="#d62728",
-                                                                    line_dash="dashed")
-        ).opts(title=f"Sensitivity to {label}", legend_position=corner,
-               width=460, height=300, padding=0.1))
-    return hv.Layout(panels).cols(2).opts(shared_axes=False)
-
-
-def plot_greedy(frame: pd.DataFrame) -> hv.Overlay:
-    """F5: a greedy principal's thresholds vs the steady-state ladder."""
-    ell = frame["threshold"].to_numpy()
-    return (hv.Curve((ell, frame["steady_state"].to_numpy()), "threshold index l", "mu_l",
-                     label="steady state").opts(color="#1f77b4")
-            * hv.Curve((ell, frame["greedy"].to_numpy()), "threshold index l", "mu_l",
-                       label="greedy principal").opts(color="#d62728")
-            * hv.Scatter((ell, frame["greedy"].to_numpy())).opts(color="#d62728", size=7)
-            ).opts(title="F5: greedy thresholds", legend_position="top_left",
-                   width=520, height=300)
+    return _step_charts(frames, (
+        ("a_minus", "Cumulative gaming", "gaming to date, sum a- (score units)"),
+        ("a_plus", "Cumulative honest effort", "effort to date, sum a+ (skill units)")),
+        300, cumulative=True)
 
 
 Explorer = PromotionExplorer

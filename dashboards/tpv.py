@@ -56,36 +56,10 @@ CAPTION = (
     f"student (quantization only, {UNTRAINED_INPUTS} inputs per split).")
 
 
-_ANALYSES: dict[tuple, dict] = {}  # (teacher, width, depth, n_train, seed) -> analysis
-_MAX_ANALYSES = 8
-
-
-def _store(key: tuple, analysis: dict) -> None:
-    """Keep ``analysis`` in memory for the last few students."""
-    _ANALYSES[key] = analysis
-    while len(_ANALYSES) > _MAX_ANALYSES:
-        _ANALYSES.pop(next(iter(_ANALYSES)))
-
-
-def train(teacher: str, width: int, depth: int, n_train: int, seed: int):
-    """Run stage 1: the trained student ``(model, data, info)`` (cached on disk)."""
-    return tpv.train_student(teacher, width, depth, n_train, seed, n_test=N_TEST)
-
-
-def monte_carlo(model, data, seed: int) -> list[dict]:
-    """Run stage 3: Monte Carlo and trace-form quantization TPV for every bit in ``BITS``."""
-    return tpv.quant_bits_rows(model, data["X_train"][:MC_INPUTS], BITS, MC_DRAWS, seed)
-
-
-def analyse_student(teacher: str, width: int, depth: int, n_train: int, seed: int) -> dict:
-    """Train (or load) one student and collect what every live view needs, in one call (the
-    app runs the same three parts as named stages; see ``TPVExplorer.start_run``)."""
-    key = (teacher, width, depth, n_train, seed)
-    if key not in _ANALYSES:
-        model, data, info = train(*key)
-        _store(key, {"info": info, "curv": tpv.curvature(model, data),
-                     "mc": monte_carlo(model, data, seed)})
-    return _ANALYSES[key]
+#: (teacher, width, depth, n_train, seed) -> what a Run computed: ``info`` (the student's
+#: losses), ``curv`` (:func:`icml26.tpv.curvature`), ``mc`` (Monte Carlo rows per bit width)
+_ANALYSES: dict[tuple, dict] = {}
+_MAX_ANALYSES = 8  # students kept in memory (the oldest goes first)
 
 
 @functools.lru_cache(maxsize=16)
@@ -335,7 +309,8 @@ class TPVExplorer(ExplorerBase):
         trained: dict = {}
 
         def fit():
-            trained["model"], trained["data"], trained["info"] = train(*key)
+            trained["model"], trained["data"], trained["info"] = tpv.train_student(
+                *key, n_test=N_TEST)
 
         stages = [
             (f"training the student: {teacher} teacher, width {width}, depth {depth}, "
@@ -346,11 +321,13 @@ class TPVExplorer(ExplorerBase):
              lambda: tpv.curvature(trained["model"], trained["data"])),
             (f"estimating Monte Carlo quantization TPV: {MC_DRAWS} draws x {len(BITS)} bit "
              f"widths on {MC_INPUTS} training inputs",
-             lambda: monte_carlo(trained["model"], trained["data"], seed))]
+             lambda: tpv.quant_bits_rows(trained["model"], trained["data"]["X_train"][:MC_INPUTS],
+                                         BITS, MC_DRAWS, seed))]
 
         def keep(results):
-            _, curv, mc = results
-            _store(key, {"info": trained["info"], "curv": curv, "mc": mc})
+            _ANALYSES[key] = {"info": trained["info"], "curv": results[1], "mc": results[2]}
+            while len(_ANALYSES) > _MAX_ANALYSES:
+                _ANALYSES.pop(next(iter(_ANALYSES)))
 
         self.run_stages(stages, keep)
 
