@@ -24,7 +24,7 @@ from icml26.coval import (
     make_scenes,
 )
 
-TINY = COVALConfig(n_beams=64, n_bins=8, n_train=16, n_test=8, hidden=8, steps=3, batch=4,
+TINY = COVALConfig(n_beams=64, n_bins=8, n_train=16, n_test=8, n_val=8, hidden=8, steps=3, batch=4,
                    n_seeds=1)
 
 
@@ -174,6 +174,66 @@ def test_training_is_deterministic_and_losses_change_the_model():
     assert not torch.equal(params("+VVCR"), params("+VICC"))
 
 
+def test_vvcr_loss_is_taken_on_every_beam_with_a_return():
+    """Issue 47: L_VVCR asks for the void depth on every beam with a return, so a predicted
+    void where there is none costs; the issue-35 placement (anomaly beams only) never saw it."""
+    target = torch.tensor([[0.0, 0.0, 0.7, 0.0]])
+    valid = torch.tensor([[True, True, True, False]])
+    label = torch.tensor([[False, False, True, False]])
+    rec = torch.tensor([[0.5, 0.5, 0.7, 9.0]])  # a void predicted on two normal beams
+    assert coval.vvcr_loss(rec, target, valid, label, "anomaly") == 0.0
+    assert coval.vvcr_loss(rec, target, valid, label) == pytest.approx(0.25 * 2 / 3)
+    assert coval.vvcr_loss(rec, target, valid & ~valid, label, "valid") is None
+    with pytest.raises(ValueError, match="vvcr_beams"):
+        coval.vvcr_loss(rec, target, valid, label, "shadow")
+
+
+def test_vvcr_head_learns_no_void_on_normal_beams_only_when_asked():
+    """Trained on every beam, the VVCR head predicts ~0 on the normal beams and more on the
+    anomaly's; trained on the anomaly beams only (issue 35), it predicts a void everywhere."""
+    cfg = replace(TINY, n_train=64, n_test=16, steps=150, hidden=8, weight_grid=())
+    tr, te = coval.scan_data(cfg, 0, "train"), coval.scan_data(cfg, 0, "test")
+    other = te["valid"] & ~te["label"]
+
+    def rec(beams):
+        c = replace(cfg, vvcr_beams=beams)
+        net = coval.train(tr, c.train_config("+VVCR"), 0)
+        return coval.scores(net, te["x_f"], head=1)
+
+    every, anomaly_only = rec("valid"), rec("anomaly")
+    assert every[other].abs().mean() < 0.1 < anomaly_only[other].abs().mean()
+    assert every[te["label"]].mean() > every[other].mean()
+
+
+def test_each_variant_chooses_its_weights_from_the_same_grid():
+    cfg = COVALConfig()
+    assert cfg.weight_grid == (0.3, 3.0)
+    grid = {v: [(t.w_vvcr, t.w_vicc) for t in cfg.candidates(v)] for v in coval.VARIANTS}
+    assert grid[coval.VARIANTS[0]] == [(0.0, 0.0)] and grid["seg-only"] == [(0.0, 0.0)]
+    assert grid["+VVCR"] == [(0.3, 0.0), (3.0, 0.0)]
+    assert grid["+VICC"] == [(0.0, 0.3), (0.0, 3.0)]
+    assert grid["full COVAL"] == [(0.3, 0.3), (0.3, 3.0), (3.0, 0.3), (3.0, 3.0)]
+    fixed = replace(cfg, weight_grid=(), w_vvcr=2.0, w_vicc=0.5)
+    assert [(t.w_vvcr, t.w_vicc) for t in fixed.candidates("full COVAL")] == [(2.0, 0.5)]
+
+
+def test_the_choice_is_the_best_validation_ap_and_never_reads_test(tmp_path, monkeypatch):
+    """Each variant keeps its grid config of best validation AP; the validation scenes are
+    other scenes than the training and test ones (training shapes)."""
+    monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
+    cfg = replace(TINY, steps=20)
+    rep = coval.replicate(cfg, 0, ("seg-only", "+VVCR", "full COVAL"))
+    assert math.isnan(rep["seg-only"]["val_ap"]) and len(rep["seg-only"]["grid"]) == 1
+    for v, n in (("+VVCR", 2), ("full COVAL", 4)):
+        grid = rep[v]["grid"]
+        assert len(grid) == n and all(not math.isnan(g[2]) for g in grid)
+        best = max(grid, key=lambda g: g[2])
+        assert (rep[v]["w_vvcr"], rep[v]["w_vicc"], rep[v]["val_ap"]) == best
+    val, tr = coval.scan_data(cfg, 0, "val"), coval.scan_data(cfg, 0, "train")
+    assert val["x_f"].shape[0] == cfg.n_val
+    assert not torch.equal(val["scenes"].segments[:8], tr["scenes"].segments[:8])
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="n_beams"):
         COVALConfig(n_beams=3)
@@ -185,6 +245,10 @@ def test_config_rejects_bad_values():
         COVALConfig(n_sweeps=7, sweep_step=1.5)
     with pytest.raises(ValueError, match="sweep_cells"):
         COVALConfig(sweep_cells="front")
+    with pytest.raises(ValueError, match="vvcr_beams"):
+        COVALConfig(vvcr_beams="shadow")
+    with pytest.raises(ValueError, match="weight_grid"):
+        COVALConfig(weight_grid=(0.0, 1.0))
     with pytest.raises(ValueError, match="scale"):
         coval.config_for("huge")
 
@@ -206,7 +270,8 @@ def test_figure_data_tiny(tmp_path, monkeypatch):
 def test_claims_at_quick_scale(seed):
     """Both binding claims hold (second design, issue 35: visibility +0.054 / +0.052 on seeds
     0 / 1; the first design's single-scan channels gave +0.025 / +0.012 and failed); the
-    headline coval_gain is reported, not expected (it fails on every seed)."""
+    headline coval_gain is reported, not expected (issue 47's second design of it: VVCR on
+    every beam, weights chosen on validation)."""
     out = {c.name: c for c in coval.claims(seed)}
     assert set(out) == {"counterfactual_exact", "visibility_informative", "coval_gain"}
     assert out["counterfactual_exact"].expected and out["counterfactual_exact"].holds
@@ -244,7 +309,8 @@ def test_mutation_carving_channels_never_reach_the_model_fails_visibility(tmp_pa
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
     orig = COVALConfig.train_config
     monkeypatch.setattr(COVALConfig, "train_config",
-                        lambda self, variant: replace(orig(self, variant), visibility=False))
+                        lambda self, variant, *w: replace(orig(self, variant, *w),
+                                                          visibility=False))
     bad = {c.name: c for c in coval.claims_for(TINY, 0)}["visibility_informative"]
     assert not bad.holds and bad.measured == 0.0, bad.note
 

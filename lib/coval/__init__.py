@@ -21,7 +21,8 @@ Reconstructed here:
   scans 5 times; the labelled middle sweep's channels add, on the cells its return occludes,
   the fraction of the other sweeps that saw each cell free or hit;
 * model: a residual dilated circular 1-D conv net with a segmentation and a reconstruction
-  head; ``L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC`` (``model`` docstring).
+  head; ``L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC`` (``model`` docstring); issue 47:
+  L_VVCR on every beam with a return, each variant's weights chosen on a validation split.
 
 Figures (``notebooks/coval.ipynb``): F1 factual vs counterfactual scan with the shadow; F2
 point-level AP / AUROC by ablation (range-only control, seg-only, +VVCR, +VICC, full) over 3
@@ -63,6 +64,7 @@ from icml26.coval.model import (
     scores,
     sweep_channels,
     train,
+    vvcr_loss,
 )
 from icml26.coval.scene import (
     ANOMALY_LO,
@@ -87,5 +89,5 @@ __all__ = [
     "average_precision", "beam_dirs", "bin_edges", "cast_scans", "cast_sweeps", "claims",
     "claims_for", "config_for", "diagnosis_record", "encode", "figure_ablation_data",
     "figure_scan_data", "figure_size_distance_data", "make_scenes", "replicate", "scan_data",
-    "scores", "seed_record", "shadow_mask", "sweep_channels", "sweep_poses", "train",
+    "scores", "seed_record", "shadow_mask", "sweep_channels", "sweep_poses", "train", "vvcr_loss",
 ]

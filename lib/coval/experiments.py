@@ -1,15 +1,18 @@
 """Scales, cached training runs and the data of the figures (F1 scan, F2 ablations, F3 AP vs
 anomaly size and distance).
 
-One *replicate* ``s`` draws its own training scenes (training anomaly shapes) and held-out test
-scenes (held-out shapes and sizes), casts factual and counterfactual scans, and trains every
-variant on the same data with training seed ``s``.  A figure over ``n_seeds`` seeds uses
-replicates ``seed, seed + 1, ...``; each (variant, replicate) is cached.
+One *replicate* ``s`` draws its own training scenes (training anomaly shapes), validation scenes
+(training shapes, other scenes) and held-out test scenes (held-out shapes and sizes), casts
+factual and counterfactual scans, and trains every variant on the same data with training seed
+``s``.  Issue 47: each variant's loss weights are chosen from ``weight_grid`` by its own
+validation AP (``candidates``; seg-only and range-only have none to choose).  A figure over
+``n_seeds`` seeds uses replicates ``seed, seed + 1, ...``; each (config, replicate) is cached.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -37,7 +40,7 @@ from icml26.coval.scene import (
 )
 
 PAPER = "coval"
-CACHE_VERSION = 2  # 2: VVCR regresses the void depth log r_cf - log r_f
+CACHE_VERSION = 3  # 2: VVCR regresses the void depth; 3: on every beam, weights on validation
 #: the range-only control plus the four ablations of the spec
 VARIANTS = ("range only (seg-only)", *ABLATIONS)
 
@@ -59,8 +62,13 @@ class COVALConfig:
     steps: int = 300
     batch: int = 16
     lr: float = 0.01
-    w_vvcr: float = 1.0  # loss weights of full COVAL (the ablations switch them off)
+    #: issue 47: every loss weight a variant uses is chosen from this grid by that variant's
+    #: validation AP (full COVAL: the 2 x 2 product); fixed in writing before any run
+    weight_grid: tuple[float, ...] = (0.3, 3.0)
+    n_val: int = 128  # validation scenes per replicate (training shapes, other scenes)
+    w_vvcr: float = 1.0  # fixed loss weights, used only when weight_grid is () (the app's Run)
     w_vicc: float = 1.0
+    vvcr_beams: str = "valid"  # L_VVCR on every beam with a return; "anomaly": issue 35's
     n_seeds: int = 3  # spec: AP by ablation over 3 seeds
     jitter: float = 0.0  # m; > 0 is the mutation (counterfactual from a moved sensor)
     vvcr_target: str = "counterfactual"  # "factual": the mutation (nothing to reconstruct)
@@ -80,6 +88,10 @@ class COVALConfig:
         check_int("n_seeds", self.n_seeds, 1, 10)
         check_choice("sweep_cells", self.sweep_cells, ("occluded", "all"))
         check_choice("vvcr_target", self.vvcr_target, ("counterfactual", "factual"))
+        check_choice("vvcr_beams", self.vvcr_beams, ("valid", "anomaly"))
+        check_int("n_val", self.n_val, 4)
+        if any(not w > 0 for w in self.weight_grid):
+            raise ValueError(f"weight_grid must hold weights > 0, got {self.weight_grid}")
         if not (self.max_range > 2 and self.noise >= 0 and self.jitter >= 0 and self.lr > 0):
             raise ValueError("need max_range > 2 m, noise >= 0, jitter >= 0 and lr > 0, got "
                              f"{self.max_range}, {self.noise}, {self.jitter}, {self.lr}")
@@ -94,18 +106,34 @@ class COVALConfig:
                        sweep_cells=self.sweep_cells)
         return key
 
-    def train_config(self, variant: str) -> TrainConfig:
+    def train_config(self, variant: str, w_vvcr: float | None = None,
+                     w_vicc: float | None = None) -> TrainConfig:
+        """The training config of ``variant`` with these weights (default: the fixed
+        ``w_vvcr`` / ``w_vicc``); a loss the variant switches off gets weight 0."""
         check_choice("variant", variant, VARIANTS)
         vvcr, vicc = ABLATIONS.get(variant, (0.0, 0.0))
-        return TrainConfig(w_vvcr=vvcr * self.w_vvcr, w_vicc=vicc * self.w_vicc,
+        w_vvcr = self.w_vvcr if w_vvcr is None else w_vvcr
+        w_vicc = self.w_vicc if w_vicc is None else w_vicc
+        return TrainConfig(w_vvcr=vvcr * w_vvcr, w_vicc=vicc * w_vicc,
                            visibility=variant != VARIANTS[0], hidden=self.hidden,
                            steps=self.steps, batch=self.batch, lr=self.lr,
-                           vvcr_target=self.vvcr_target)
+                           vvcr_target=self.vvcr_target, vvcr_beams=self.vvcr_beams)
+
+    def candidates(self, variant: str) -> list[TrainConfig]:
+        """Every training config ``variant`` chooses from by validation AP: each loss weight
+        it uses from ``weight_grid`` (full COVAL: the product, ``w_vvcr`` outer); one config
+        when it uses none or the grid is empty (the fixed weights)."""
+        vvcr, vicc = ABLATIONS.get(variant, (0.0, 0.0)) if variant in VARIANTS else (0, 0)
+        grid = self.weight_grid
+        if not grid or not (vvcr or vicc):
+            return [self.train_config(variant)]
+        return [self.train_config(variant, a, b)
+                for a, b in itertools.product(grid if vvcr else (0.0,), grid if vicc else (0.0,))]
 
 
 SCALES = {
     "quick": COVALConfig(),
-    "paper": COVALConfig(n_beams=720, n_train=4096, n_test=512, hidden=32, steps=3000,
+    "paper": COVALConfig(n_beams=720, n_train=4096, n_test=512, n_val=512, hidden=32, steps=3000,
                          n_seeds=3),
 }
 
@@ -115,18 +143,24 @@ def config_for(scale: str = "quick") -> COVALConfig:
 
 
 def scan_data(cfg: COVALConfig, seed: int, split: str, device="cpu") -> dict:
-    """Scenes, clean scans and network inputs of one split (``"train"`` | ``"test"``); scenes
-    are drawn with numpy and range noise on the CPU generator, the rays cast and the inputs
-    built on ``device``."""
-    check_choice("split", split, ("train", "test"))
+    """Scenes, clean scans and network inputs of one split (``"train"`` | ``"val"`` |
+    ``"test"``; validation: ``n_val`` other scenes with the training shapes); scenes are drawn
+    with numpy and range noise on the CPU generator, the rays cast and the inputs built on
+    ``device``."""
+    check_choice("split", split, ("train", "val", "test"))
     dev = resolve_device(device)
-    train_split = split == "train"
-    n, scene_seed = cfg.n_train if train_split else cfg.n_test, 2 * int(seed) + (not train_split)
+    train_split = split != "test"  # validation scenes draw the training shapes
+    if split == "val":
+        n, scene_seed, noise_seed = cfg.n_val, 1_000_000 + int(seed), 30_000_000 + int(seed)
+    else:
+        n = cfg.n_train if train_split else cfg.n_test
+        scene_seed = 2 * int(seed) + (not train_split)
+        noise_seed = 10_000 + 2 * int(seed) + (0 if train_split else 1)
     poses = (sweep_poses(n, scene_seed, cfg.n_sweeps, cfg.sweep_step)
              if cfg.n_sweeps > 1 else None)
     scenes = make_scenes(n, scene_seed, TRAIN_SHAPES if train_split else TEST_SHAPES, poses)
     s = cast_scans(scenes, cfg.n_beams, cfg.max_range, jitter=cfg.jitter, device=dev)
-    g = generator(10_000 + 2 * int(seed) + (0 if train_split else 1))
+    g = generator(noise_seed)
     cf_valid = s.counterfactual < cfg.max_range
 
     def noisy(r, valid):
@@ -164,8 +198,12 @@ def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None,
     """Train/evaluate ``variants`` on replicate ``seed`` on ``device`` (cached per variant and
     device type; the returned tensors are on the CPU).
 
-    Returns ``{variant: {"ap", "auroc", "scores" [n_test, R]}, "test": {labels, valid, size,
-    distance}, "exact_gap": max |f - cf| outside the shadow over train and test scenes}``.
+    Each variant trains every config of ``cfg.candidates(variant)`` and keeps the one of
+    best validation AP (the first on ties); its test AP is never looked at in the choice.
+
+    Returns ``{variant: {"ap", "auroc", "scores" [n_test, R], "w_vvcr", "w_vicc", "val_ap",
+    "grid": [(w_vvcr, w_vicc, val_ap), ...]}, "test": {labels, valid, size, distance},
+    "exact_gap": max |f - cf| outside the shadow over train and test scenes}``.
     """
     dev = resolve_device(device)
     data = {}
@@ -175,18 +213,31 @@ def replicate(cfg: COVALConfig, seed: int, variants=VARIANTS, progress=None,
             data[split] = scan_data(cfg, seed, split, dev)
         return data[split]
 
-    def run(variant):
+    def point_ap(net, split, tcfg):
+        d = get(split)
+        sc = scores(net, d["x_f"], tcfg.visibility).cpu()
+        v, label = d["valid"].cpu(), d["label"].cpu()
+        return sc, average_precision(sc[v], label[v]), auroc(sc[v], label[v])
+
+    def run_one(variant, tcfg, choose):
         def compute():
-            tr, te = get("train"), get("test")
-            tcfg = cfg.train_config(variant)
-            net = train(tr, tcfg, seed)
-            sc = scores(net, te["x_f"], tcfg.visibility).cpu()
-            v, label = te["valid"].cpu(), te["label"].cpu()
-            return {"ap": average_precision(sc[v], label[v]),
-                    "auroc": auroc(sc[v], label[v]), "scores": sc}
-        return cached(PAPER, device_key(f"run-{variant}", dev), {**cfg.data_key(),
-                      **dataclasses.asdict(cfg.train_config(variant))}, seed, CACHE_VERSION,
+            net = train(get("train"), tcfg, seed)
+            sc, ap, roc = point_ap(net, "test", tcfg)
+            val = point_ap(net, "val", tcfg)[1] if choose else math.nan
+            return {"ap": ap, "auroc": roc, "scores": sc, "val_ap": val,
+                    "w_vvcr": tcfg.w_vvcr, "w_vicc": tcfg.w_vicc}
+        key = {**cfg.data_key(), **dataclasses.asdict(tcfg)}
+        if choose:  # a validation AP is computed only where a weight is chosen
+            key["n_val"] = cfg.n_val
+        return cached(PAPER, device_key(f"run-{variant}", dev), key, seed, CACHE_VERSION,
                       compute)
+
+    def run(variant):
+        cands = cfg.candidates(variant)
+        runs = [run_one(variant, t, len(cands) > 1) for t in cands]
+        best = max(range(len(runs)), key=lambda i: (runs[i]["val_ap"], -i)) \
+            if len(runs) > 1 else 0
+        return {**runs[best], "grid": [(r["w_vvcr"], r["w_vicc"], r["val_ap"]) for r in runs]}
 
     out = {}
     for v in variants:
@@ -241,12 +292,14 @@ def figure_scan_data(cfg: COVALConfig, seed: int = 0, index: int = 0,
 
 
 def figure_ablation_data(cfg: COVALConfig, seed: int = 0, progress=None) -> list[dict]:
-    """F2: AP and AUROC of every variant on the held-out test set, replicates ``seed..``."""
+    """F2: AP and AUROC of every variant on the held-out test set, replicates ``seed..``,
+    with the loss weights each chose on validation (and that validation AP; NaN: no choice)."""
     rows = []
     for k in range(cfg.n_seeds):
         rep = replicate(cfg, seed + k, progress=progress)
         rows += [{"variant": v, "seed": seed + k, "ap": rep[v]["ap"], "auroc": rep[v]["auroc"],
-                  "exact_gap": rep["exact_gap"]} for v in VARIANTS]
+                  "w_vvcr": rep[v]["w_vvcr"], "w_vicc": rep[v]["w_vicc"],
+                  "val_ap": rep[v]["val_ap"], "exact_gap": rep["exact_gap"]} for v in VARIANTS]
     return rows
 
 

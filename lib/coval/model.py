@@ -11,9 +11,12 @@ Losses [derived from the abstract]::
 
     L = L_seg + w_vvcr L_VVCR + w_vicc L_VICC
     L_seg  = BCE(seg(x_f), y)                         on beams with a return
-    L_VVCR = mean (rec(x_f) - (log r_cf - log r_f))^2 on the occluded beams (the anomaly's
-             returns: behind them the counterfactual sees the background; the target is the
-             depth of the occlusion void, in log range)
+    L_VVCR = mean (rec(x_f) - (log r_cf - log r_f))^2 on every beam with a return: the
+             target is the depth of the occlusion void behind the beam, in log range
+             (> 0 on the anomaly's returns, where the counterfactual sees the background;
+             exactly 0 everywhere else: "no void here").  Issue 47: the first loss took it
+             on the anomaly's returns only (``vvcr_beams="anomaly"``), so the head never
+             learned to tell a void from none
     L_VICC = mean 1 - cos(h(x_f), sg[h(x_cf)])         on beams outside the anomaly's shadow
              (visible in both scans; ``sg`` = stop-gradient)
 
@@ -137,6 +140,19 @@ class TrainConfig:
     lr: float = 3e-3
     pos_weight: float = 4.0
     vvcr_target: str = "counterfactual"  # "factual": the mutation (nothing to reconstruct)
+    vvcr_beams: str = "valid"  # every beam with a return; "anomaly": the issue-35 loss
+
+
+def vvcr_loss(rec: torch.Tensor, target: torch.Tensor, valid: torch.Tensor,
+              label: torch.Tensor, beams: str = "valid") -> torch.Tensor | None:
+    """L_VVCR over ``[B, R]`` predictions: the squared error against the void depth on
+    every beam with a return (``beams="valid"``) or, the issue-35 loss, on the anomaly's
+    returns only (``"anomaly"``; the head is never told "no void here").  ``None`` when no
+    beam qualifies."""
+    if beams not in ("valid", "anomaly"):
+        raise ValueError(f"vvcr_beams must be 'valid' or 'anomaly', got {beams!r}")
+    on = valid if beams == "valid" else label
+    return F.mse_loss(rec[on], target[on]) if on.any() else None
 
 
 ABLATIONS = {"seg-only": (0.0, 0.0), "+VVCR": (1.0, 0.0), "+VICC": (0.0, 1.0),
@@ -164,9 +180,9 @@ def train(data: dict, cfg: TrainConfig, seed: int) -> CircularConvNet:
         loss = F.binary_cross_entropy_with_logits(logit[valid], y[valid].float(),
                                                   pos_weight=pw)
         if cfg.w_vvcr:
-            occ = y  # the anomaly's returns: behind them the counterfactual differs
-            if occ.any():
-                loss = loss + cfg.w_vvcr * F.mse_loss(rec[occ], target[idx][occ])
+            rec_loss = vvcr_loss(rec, target[idx], valid, y, cfg.vvcr_beams)
+            if rec_loss is not None:
+                loss = loss + cfg.w_vvcr * rec_loss
         if cfg.w_vicc:
             vis = ~data["shadow"][idx]
             with torch.no_grad():
@@ -182,10 +198,10 @@ def train(data: dict, cfg: TrainConfig, seed: int) -> CircularConvNet:
 
 @torch.no_grad()
 def scores(net: CircularConvNet, x: torch.Tensor, visibility: bool = True,
-           chunk: int = 64) -> torch.Tensor:
-    """Anomaly logits ``[B, R]``."""
+           chunk: int = 64, head: int = 0) -> torch.Tensor:
+    """Anomaly logits ``[B, R]`` (``head=1``: the VVCR head's void depth instead)."""
     x = x if visibility else x[:, :1]
-    return torch.cat([net(x[i:i + chunk])[0] for i in range(0, x.shape[0], chunk)])
+    return torch.cat([net(x[i:i + chunk])[head] for i in range(0, x.shape[0], chunk)])
 
 
 def average_precision(score: torch.Tensor, label: torch.Tensor) -> float:
