@@ -222,11 +222,16 @@ def test_figure_3_shapes():
     lambda: pf.config_for("huge"),
     lambda: pf.claims_for(pf.PlaceFieldsConfig(), parts=("f9",)),
     lambda: pf.LMConfig(n_heads=0).validate(),
-    lambda: pf.LMConfig(windows=(40,)).validate(),
+    lambda: pf.LMConfig(windows=(200,)).validate(),
+    lambda: pf.adapt.adapt_data(pf.LMConfig(shift_windows=(200,)), 0),
+    lambda: pf.LMConfig(hipe_layers=3).validate(),
+    lambda: pf.LMConfig(protocol="finetune").validate(),
+    lambda: pf.parse_sigmas("4, x"),
 ], ids=["negative_sigma", "zero_modules", "ratio_one", "ratio_below_one", "unknown_decay",
         "no_sigmas", "empty_head_sigmas", "negative_head_sigma", "odd_head_dim", "base_one",
         "zero_ridge", "negative_regression_sigma", "unknown_scale", "unknown_part",
-        "zero_heads", "window_beyond_context"])
+        "zero_heads", "window_beyond_context", "shift_beyond_context", "hipe_above_depth",
+        "unknown_protocol", "sigma_not_a_number"])
 def test_bad_input_raises_value_error(bad):
     with pytest.raises(ValueError):
         bad()
@@ -234,8 +239,10 @@ def test_bad_input_raises_value_error(bad):
 
 # ------------------------------------------------------------------ the toy LM (F4)
 TINY = dataclasses.replace(pf.LMConfig(), vocab=8, seq_len=12, d_model=8, n_heads=2,
-                           head_dim=4, windows=(1, 3), sizes=(8, 32), steps=3, batch=4,
-                           n_val=16, warmup=1)
+                           head_dim=4, windows=(1, 3), shift_windows=(2, 6), sizes=(8, 32),
+                           steps=3, batch=4, n_val=16, n_test=16, warmup=1, pretrain_steps=3,
+                           adapt_batch=4, eval_every=1)
+TINY_SCRATCH = dataclasses.replace(TINY, protocol="scratch", n_layers=1)
 
 
 def test_task_copies_through_the_table_at_the_drawn_lag():
@@ -274,12 +281,43 @@ def test_members_train_independently():
         assert grad[1].abs().max() == 0 and grad[0].abs().max() > 0
 
 
-def test_paper_scale_is_the_spec_model():
+def test_paper_scale_documents_the_gpu_run():
     cfg = pf.config_for("paper")
     cfg.lm.validate()
+    cfg.lm.check_windows("shift_windows")
     cfg.regression.validate()
-    assert (cfg.lm.n_layers, cfg.lm.d_model, cfg.lm.seq_len, cfg.lm.batch) == (2, 64, 64, 32)
+    assert (cfg.lm.n_layers, cfg.lm.hipe_layers, cfg.lm.d_model, cfg.lm.seq_len) == \
+        (4, 2, 64, 256)
     assert cfg.lm.head_sigmas("hipe_multi")[0] == 2.0 and cfg.lm.n_seeds == 3
+
+
+def test_second_design_is_the_issue_47_protocol():
+    """Context >= 128, several locality scales, HIPE in the upper layer only, the first
+    design kept as a preset that only differs where the write-up says."""
+    cfg = pf.LMConfig()
+    assert cfg.protocol == "adapt" and cfg.seq_len >= 128 and len(cfg.shift_windows) >= 3
+    assert cfg.hipe_layers < cfg.n_layers and cfg.sigma_max == cfg.seq_len
+    first = pf.first_design_config()
+    assert (first.protocol, first.seq_len, first.n_layers, first.steps, first.batch) == \
+        ("scratch", 32, 1, 300, 16)
+    assert first.sizes == (256, 1024, 4096, 16384)
+
+
+def test_layer_scale_keeps_rope_below_the_hipe_layers():
+    cfg = pf.LMConfig()
+    for v in pf.VARIANTS:
+        s = cfg.layer_scale(v)
+        assert s.shape == (2, cfg.n_heads, cfg.head_dim // 2)
+        assert torch.equal(s[0], torch.ones_like(s[0])) and torch.equal(s[1], cfg.scale(v))
+    assert not torch.equal(cfg.layer_scale("hipe_multi")[1], torch.ones(4, 8))
+
+
+def test_shared_init_gives_every_member_the_same_weights():
+    scale = torch.stack([TINY.layer_scale(v) for v in pf.VARIANTS], dim=1)
+    model = pf.HipeTransformer(TINY, scale, torch.Generator().manual_seed(0), impl="torch",
+                               shared_init=True)
+    for par in model.parameters():
+        assert torch.equal(par[0], par[1]) and torch.equal(par[0], par[2])
 
 
 def test_hipe_multi_sigmas_are_geometric():
@@ -290,18 +328,72 @@ def test_hipe_multi_sigmas_are_geometric():
     assert torch.equal(cfg.scale("rope"), torch.ones(cfg.n_heads, cfg.head_dim // 2))
 
 
-def test_training_is_seeded_and_cached(tmp_path, monkeypatch):
+@pytest.mark.parametrize("cfg", [TINY, TINY_SCRATCH], ids=["adapt", "scratch"])
+def test_training_is_seeded_and_cached(cfg, tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_CACHE", str(tmp_path))
-    a = lm.seed_results(TINY, 0)
-    b = lm.train_seed(TINY, 0)
+    a = lm.seed_results(cfg, 0)
+    b = lm.train_seed(cfg, 0)
     np.testing.assert_array_equal(a["val_loss"], b["val_loss"])
     assert np.isfinite(a["val_loss"]).all() and len(a["members"]) == 6
-    assert any(tmp_path.rglob("lm-*-s0.pt"))
-    frame = lm.figure_data_efficiency_data(TINY, 0, n_seeds=2)
+    assert any(tmp_path.rglob(f"{lm.cache_key(cfg)}-*-s0.pt"))
+    frame = lm.figure_data_efficiency_data(cfg, 0, n_seeds=2)
     assert len(frame) == 6 and np.isfinite(frame["mean"]).all()
-    claim = pf.efficiency_claim(frame, TINY, 0)
+    claim = pf.efficiency_claim(frame, cfg, 0)
     assert claim.name == "hipe_data_efficiency" and math.isfinite(claim.measured)
-    assert lm.cached_or_shipped_frame(TINY, seeds=(0, 1)) is not None  # from the cache
+    assert lm.cached_or_shipped_frame(cfg, seeds=(0, 1)) is not None  # from the cache
+
+
+def test_adaptation_keeps_the_early_stopped_checkpoint():
+    """One rule for every member: the best validation loss over step 0 and every check,
+    reached at ``best_step``; the test loss is scored at that checkpoint."""
+    res = lm.train_seed(dataclasses.replace(TINY, steps=6, eval_every=2), 0)
+    np.testing.assert_allclose(res["val_curve"].min(axis=0), res["select_loss"], rtol=1e-6)
+    at = [list(res["eval_steps"]).index(b) for b in res["best_step"]]
+    np.testing.assert_allclose(res["val_curve"][at, range(len(at))], res["select_loss"])
+    assert list(res["eval_steps"]) == [0, 2, 4, 6] and np.isfinite(res["val_loss"]).all()
+    assert res["source_val"].shape == (3,) and res["zero_shot"].shape == (6,)
+
+
+@pytest.mark.mutation("place_fields", "hipe_data_efficiency")
+def test_mutation_hipe_switched_off_gives_no_gain(monkeypatch):
+    """HIPE's scale replaced by RoPE's: the three variants are then bit-identical (same
+    initial weights, same pretraining and adaptation batches, same early-stopping rule, so
+    the comparison is paired), and the headline must FAIL (slack exactly 0)."""
+    monkeypatch.setattr(pf.LMConfig, "scale",
+                        lambda self, v: torch.ones(self.n_heads, self.head_dim // 2))
+    runs = [lm.train_seed(TINY, s) for s in (0, 1)]
+    for r in runs:
+        by_member = dict(zip(map(tuple, r["members"]), r["val_loss"]))
+        for v, k in by_member:
+            assert by_member[(v, k)] == by_member[("rope", k)]
+    frame = lm.frame_from_losses(TINY, [0, 1], [r["val_loss"] for r in runs])
+    claim = pf.efficiency_claim(frame, TINY, 0)
+    assert claim.measured == 0.0 and not claim.holds
+
+
+def test_efficiency_claim_holds_when_hipe_is_better_by_more_than_an_se():
+    """The claim is not rigged to fail: a HIPE-multi 0.05 nats below RoPE everywhere (with
+    seed-to-seed spread) holds."""
+    cfg = pf.LMConfig()
+    mem = lm.members(cfg)
+    base = np.array([[3.0 - 0.1 * i for i, _ in enumerate(mem)], [3.1 - 0.1 * i for i, _ in
+                                                                  enumerate(mem)]])
+    losses = base.copy()
+    for j, (v, k) in enumerate(mem):
+        if v == "hipe_multi":
+            rope = mem.index(("rope", k))
+            losses[:, j] = base[:, rope] - np.array([0.05, 0.06])
+    claim = pf.efficiency_claim(lm.frame_from_losses(cfg, [0, 1], losses), cfg, 0)
+    assert claim.holds and claim.measured == pytest.approx(0.05)
+
+
+def test_diagnosis_record_is_committed():
+    diag = lm.diagnosis_record()
+    assert set(diag["seed"]) == {0, 1} and set(diag["steps"]) == {300, 1200, 2400}
+    assert set(diag["size"]) == set(pf.first_design_config().sizes)
+    second = lm.diagnosis_record("place_fields_second_design.csv")
+    assert {0, 1, 100, 101, 102, 103, 104} <= set(second["seed"])
+    assert set(second["k"]) == set(pf.LMConfig().sizes)
 
 
 def test_failed_training_gives_a_nan_claim(monkeypatch):

@@ -14,16 +14,18 @@ Figures reproduced (``notebooks/place_fields.ipynb``):
 * F3 HIPE positional kernels: RoPE's oscillating kernel becomes a monotone "place field"
   over relative position whose width is ``sigma``;
 * F4 (derived, exploratory) data efficiency of RoPE vs single- and multi-sigma HIPE in a toy
-  Transformer (``icml26.place_fields.lm``).
+  Transformer (``icml26.place_fields.lm``): pretrained on one source, adapted on k samples of
+  a shifted one (the second design, issue 47, :mod:`icml26.place_fields.adapt`).
 
 Modules, one idea each: ``decay`` (the decay families ``D`` and their Fourier transforms),
-``grid`` (F1: grid -> place, FWHM), ``regression`` (F2), ``hipe`` (F3), ``task`` and ``lm``
-(F4: the toy language and the Transformer ensemble), ``claims`` (scales, claim rows, claims).
+``grid`` (F1: grid -> place, FWHM), ``regression`` (F2), ``hipe`` (F3), ``task``,
+``transformer``, ``adapt`` and ``lm`` (F4: the toy language, the Transformer ensemble, the
+pretrain-then-adapt protocol and the figure's data), ``claims`` (scales, claim rows, claims).
 The equations of F1 and F2 are our reconstruction from the abstract [derived]; HIPE (F3) is
 what the authors' code does [known].  Each module's docstring gives its equations.
 """
 
-from icml26.place_fields import lm
+from icml26.place_fields import adapt, lm
 from icml26.place_fields.claims import (
     CLAIM_SPECS,
     EXPECT_EFFICIENCY,
@@ -46,6 +48,7 @@ from icml26.place_fields.decay import (
 )
 from icml26.place_fields.grid import (
     GridConfig,
+    field_data,
     figure_field_gradient_data,
     fwhm,
     grid_frequencies,
@@ -62,11 +65,13 @@ from icml26.place_fields.hipe import (
     figure_fit_windows_data,
     figure_hipe_kernels_data,
     half_width,
+    head_kernels,
     hipe_gain,
     hipe_kernel_stats,
     hipe_scale,
     max_upward_step,
     normalised_kernels,
+    parse_sigmas,
     positional_kernel,
     r_squared,
     rope_frequencies,
@@ -92,6 +97,7 @@ from icml26.place_fields.task import (
     VARIANTS,
     LMConfig,
     bayes_loss,
+    first_design_config,
     lag_prior,
     make_task,
     paper_config,
@@ -102,14 +108,14 @@ __all__ = [
     "CLAIM_SPECS", "DECAYS", "DTYPE", "EXPECT_EFFICIENCY", "FIT_WINDOWS",
     "HALF_WIDTH_GAUSSIAN", "PAPER", "PARTS", "SCALES", "VARIANTS", "VARIANT_LABELS",
     "GridConfig", "HipeConfig", "HipeTransformer", "LMConfig", "PlaceFieldsConfig",
-    "RegressionConfig", "bayes_loss", "cached_or_shipped_frame", "claims", "claims_for",
-    "closed_form_kernel", "config_for", "decay_weight", "efficiency_claim",
-    "figure_data_efficiency_data", "figure_fit_windows_data", "figure_field_gradient_data",
-    "figure_hipe_kernels_data", "figure_tradeoff_data", "frame_from_losses", "fwhm",
-    "gp_sample_fn", "grid_frequencies", "grid_rates", "half_width", "hipe_gain",
-    "hipe_kernel_stats", "hipe_scale", "lag_prior", "lm", "lm_claim", "make_task",
-    "max_upward_step", "module_fields", "normalised_kernels", "paper_config", "place_features",
-    "place_field", "place_field_2d", "place_weights", "positional_kernel", "r_squared",
-    "ridge_predict", "rope_frequencies", "seed_results", "task_data", "track", "train_seed",
-    "window_r2",
+    "RegressionConfig", "adapt", "bayes_loss", "cached_or_shipped_frame", "claims",
+    "claims_for", "closed_form_kernel", "config_for", "decay_weight", "efficiency_claim",
+    "field_data", "figure_data_efficiency_data", "figure_field_gradient_data",
+    "figure_fit_windows_data", "figure_hipe_kernels_data", "figure_tradeoff_data",
+    "first_design_config", "frame_from_losses", "fwhm", "gp_sample_fn", "grid_frequencies",
+    "grid_rates", "half_width", "head_kernels", "hipe_gain", "hipe_kernel_stats", "hipe_scale",
+    "lag_prior", "lm", "lm_claim", "make_task", "max_upward_step", "module_fields",
+    "normalised_kernels", "paper_config", "parse_sigmas", "place_features", "place_field",
+    "place_field_2d", "place_weights", "positional_kernel", "r_squared", "ridge_predict",
+    "rope_frequencies", "seed_results", "task_data", "track", "train_seed", "window_r2",
 ]

@@ -3,8 +3,18 @@
 Binding (expected on seeds 0-4 at quick scale): the F1 width gradient, the F2 trade-off and
 the Gaussian and power HIPE kernels of F3.  Reported: ``hipe_other_decays_fit`` (the exp
 kernel misses its closed form at small sigma on the spec's window), ``hipe_exp_monotone``
-(our finding, expected to fail) and the derived toy LM of F4 (``hipe_data_efficiency``;
-holds on seeds 0-1 only).
+(our finding, expected to fail) and the derived toy LM of F4 (``hipe_data_efficiency``).
+
+Second design of F4 (issue 47, ``CLAIMS_VERSION`` 2).  The first design trained every data
+size from scratch for the same 300 steps x batch 16 = 4,800 sequences, so the sizes 4,096 and
+16,384 saw 1.2 and 0.3 epochs: the top of the data axis measured optimisation, not data, and a
+lag-copy task in a 32-token context is one RoPE learns as easily (+-0.005 nats, 8/32 seeds;
+``benchmarks/place_fields/place_fields_diagnosis.py``).  The second design follows the
+authors' protocol at toy scale: pretrain on one synthetic source (lag windows 1, 4, 16),
+adapt on k = 2, 8, 32, 128 sequences of a shifted source (windows 4, 16, 64) in a 128-token
+context, HIPE in the upper layer only, every adaptation early-stopped on validation with the
+same rule for RoPE and both HIPEs (:mod:`icml26.place_fields.adapt`).  Threshold, op, role,
+unit and expected flag are unchanged; the statement says what is now measured.
 """
 
 from __future__ import annotations
@@ -30,10 +40,16 @@ from icml26.place_fields.hipe import (
 from icml26.place_fields.regression import RegressionConfig, figure_tradeoff_data
 from icml26.place_fields.task import LMConfig, paper_config
 
-#: Whether hipe_data_efficiency is expected at quick scale: only if it held for seeds 0-4.
-#: Measured (worst slack, nats): seed 0 +0.005, 1 +0.005, 2 -0.005, 3 -0.005, 4 -0.005 -- it
-#: holds for seeds 0 and 1 only, so it is reported, not expected.
+#: Whether hipe_data_efficiency is expected at quick scale.  First design: measured (worst
+#: slack, nats) seed 0 +0.005, 1 +0.005, 2 -0.005, 3 -0.005, 4 -0.005, so reported, not
+#: expected.  The second design keeps it unexpected: fixed before any of its seeds ran (issue
+#: 47: thresholds and flags stay; a headline that fails under the fair design is reported).
+#: Measured after: seeds 0-15 mean -0.038 (BCa 95% -0.046 to -0.032), 0/16; fresh seeds
+#: 100-104 mean -0.049, 0/5 (HIPE-multi's deficit is inherited from pretraining).
 EXPECT_EFFICIENCY = False
+
+#: 2: F4's second design (issue 47): pretrain, adapt on k samples of a shifted source
+CLAIMS_VERSION = 2
 
 #: name: ClaimSpec; a statement that names a config value is
 #: completed from the config when the claim is measured. Roles: the abstract's results are
@@ -100,9 +116,10 @@ CLAIM_SPECS = {
         statement="Plain RoPE's kernel oscillates (is not monotone) on [0, {max_dist}]",
         op=">", threshold=1e-3, expected=True, role="check", unit="each", source=""),
     "hipe_data_efficiency": ClaimSpec(
-        statement="\"This mechanism effectively improves data efficiency\": multi-sigma HIPE "
-                  "reaches a lower validation loss than RoPE at the two smallest data sizes "
-                  "(by > 1 SE) and is no worse than 0.02 nats at the largest",
+        statement="\"This mechanism effectively improves data efficiency\": pretrained on one "
+                  "source and adapted on k sequences of a shifted one, multi-sigma HIPE (upper "
+                  "layer) reaches a lower early-stopped test loss than RoPE at the two "
+                  "smallest k (by > 1 SE) and is no worse than 0.02 nats at the largest",
         op=">", threshold=0.0, expected=EXPECT_EFFICIENCY, role="headline", unit="mean",
         source="this mechanism effectively improves data efficiency"),
 }
@@ -266,17 +283,29 @@ def efficiency_claim(frame, cfg: LMConfig | None = None, seed: int = 0) -> Claim
     multi = frame[frame.variant == "hipe_multi"].set_index("size")
     slack = [(-multi.loc[s, "diff_mean"]) - multi.loc[s, "diff_se"] for s in sizes[:2]]
     slack.append(0.02 - multi.loc[sizes[-1], "diff_mean"])
-    detail = "; ".join(f"n={s}: HIPE-multi - RoPE = {multi.loc[s, 'diff_mean']:+.3f} ± "
+    name = "k" if cfg.protocol == "adapt" else "n"
+    detail = "; ".join(f"{name}={s}: HIPE-multi - RoPE = {multi.loc[s, 'diff_mean']:+.3f} ± "
                        f"{multi.loc[s, 'diff_se']:.3f}" for s in sizes)
+    if cfg.protocol == "adapt":
+        late = frame.attrs.get("unconverged")
+        design = (f"second design (issue 47): {cfg.n_layers}-layer d={cfg.d_model} LM, HIPE "
+                  f"in the upper {cfg.hipe_layers}, pretrained {cfg.pretrain_steps} steps on "
+                  f"lag windows {list(cfg.windows)}, adapted on k sequences of windows "
+                  f"{list(cfg.shift_windows)} (context {cfg.seq_len}), each early-stopped on "
+                  f"{cfg.n_val} validation sequences (<= {cfg.steps} steps, checked every "
+                  f"{cfg.eval_every}), scored on {cfg.n_test} test sequences"
+                  + ("" if late is None else f"; {late} member(s) still improving at the "
+                     "last step" if late else "; every member's best checkpoint came before "
+                     "its last step"))
+    else:
+        design = (f"first design: {cfg.n_layers}-layer d={cfg.d_model} LM trained from "
+                  f"scratch {cfg.steps} steps per size")
     table = ClaimTable(PAPER, CLAIM_SPECS)
     return table.add("hipe_data_efficiency", float(np.min(slack)),
-                     note=f"derived toy LM (multi-scale window task, {cfg.n_layers}-layer "
-                     f"d={cfg.d_model}, {cfg.steps} steps), seeds {seed}.."
-                     f"{seed + cfg.n_seeds - 1}, paired SE; worst slack in nats; each "
-                     "seed's training is cached on disk by config and seed (trained here "
-                     f"from scratch when absent; no shipped weights). {detail}"
-                     + ("; holds for seeds 0-1 but not 2-4 (checked), so not expected"
-                        if cfg == LMConfig() else ""))
+                     note=f"{design}; seeds {seed}..{seed + cfg.n_seeds - 1}, paired SE; "
+                     "worst slack in nats; each seed's training is cached on disk by config "
+                     f"and seed (trained here from scratch when absent; no shipped weights). "
+                     f"{detail}")
 
 
 def lm_claim(lm_cfg: LMConfig | None = None, seed: int = 0, device: str = "cpu") -> Claim:

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -203,3 +204,22 @@ def place_field_2d(sigma: float, cfg: GridConfig, n: int = 101) -> dict:
         r = r + (d[:, None, None] * torch.cos(k[:, None, None] * proj[None])).sum(0)
     r = (r - r.min()) / (r.max() - r.min()).clamp(min=1e-300)
     return {"x": x.numpy(), "field": r.numpy()}
+
+
+def field_data(cfg: GridConfig, sigma: float, dim: str = "1D") -> dict:
+    """One place field at decay width ``sigma``: ``{"x", "field", "fwhm"}`` (numpy; FWHM in
+    m) along the track (``dim="1D"``), or ``{"x", "field"}`` on a 61 x 61 arena (``"2D"``)."""
+    if dim == "2D":
+        return place_field_2d(sigma, cfg, n=61)
+    x, modules = _track_modules(cfg)
+    field = place_field([sigma], cfg, x, modules)
+    return {"x": x.numpy(), "field": field[0].numpy(),
+            "fwhm": float(fwhm(field, x, cfg.centre)[0])}
+
+
+@functools.lru_cache(maxsize=16)
+def _track_modules(cfg: GridConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The track and its module fields (they do not depend on sigma: a slider step reuses
+    them)."""
+    x = track(cfg)
+    return x, module_fields(cfg, x)

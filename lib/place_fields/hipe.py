@@ -192,3 +192,27 @@ def figure_hipe_kernels_data(cfg: HipeConfig = HipeConfig()) -> dict:
         out[decay] = hipe_kernel_stats(cfg, decay, cfg.sigmas)
         out[decay]["shown"] = hipe_kernel_stats(cfg, decay, cfg.shown_sigmas)["kernel"]
     return out
+
+
+def parse_sigmas(text: str) -> tuple[float, ...]:
+    """``"2, 4; 8"`` -> ``(2.0, 4.0, 8.0)`` (the app's head sigmas); ValueError naming what
+    is expected."""
+    try:
+        values = tuple(float(p) for p in str(text).replace(";", ",").split(",") if p.strip())
+    except ValueError:
+        values = ()
+    if not 0 < len(values) <= 16 or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise ValueError(f"head sigmas must be 1 to 16 numbers > 0 separated by commas, got "
+                         f"{text!r}")
+    return values
+
+
+def head_kernels(head_sigmas: Sequence[float], head_dim: int = 64, base: float = 1e4,
+                 decay: str = "gaussian", max_dist: int = 512) -> dict:
+    """One normalised HIPE kernel per head sigma and RoPE's: ``{"delta" [D], "hipe" [H, D],
+    "rope" [D], "sigmas" [H]}`` (numpy), ``D = max_dist + 1``."""
+    omega = rope_frequencies(head_dim, base)
+    k = positional_kernel(hipe_gain(head_sigmas, head_dim, base, decay), omega, max_dist)
+    rope = positional_kernel(torch.ones(1, omega.numel(), dtype=DTYPE), omega, max_dist)
+    return {"delta": np.arange(max_dist + 1), "hipe": (k / k[:, :1]).numpy(),
+            "rope": (rope / rope[:, :1])[0].numpy(), "sigmas": np.asarray(head_sigmas)}
