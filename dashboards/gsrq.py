@@ -1,13 +1,10 @@
 """Explorer for "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache" (gsrq).
 
-Live views: the bits-per-element readout of the chosen code (K, stages, d, gain mode), and a
-2-D picture of the shrinkage -- l2 k-means centroids sink inside a ring of equal-norm points,
-GSKM's unit shapes stay on it -- at its own K (``toy_codes``, 4: :data:`TOY_CODES_WHY`).
-Behind the Run button (with progress): residual quantization of synthetic KV-like vectors
-with RQ-kmeans and the configured GSRQ, stage by stage (mean cosine, relative l2, norm ratio).
-The module also holds the plot functions the notebook uses for F1-F4.
-
-Serve alone with ``panel serve dashboards/gsrq.py`` or with every paper via ``icml26 serve``.
+Live: the bits-per-element readout of the chosen code (K, stages, d, gain mode) and a 2-D
+picture of the shrinkage (k-means centroids sink inside a ring of equal-norm points, GSKM's unit
+shapes stay on it) at its own K (``toy_codes``: :data:`TOY_CODES_WHY`). Run (with progress):
+RQ-kmeans and the configured GSRQ on synthetic KV-like vectors, stage by stage. Also the plot
+functions of the notebook's F1-F4. Serve: ``panel serve dashboards/gsrq.py`` / ``icml26 serve``.
 """
 
 from __future__ import annotations
@@ -24,7 +21,8 @@ from icml26 import gsrq
 from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, message_plot, run_chart
 
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
-                  "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f"}
+                  "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f",
+                  gsrq.EQUAL_RATE: "#8c564b"}
 SPEC_BITS = (0.0625, 0.125, 0.25, 0.5, 1.0)  # the spec's bit grid
 
 
@@ -37,11 +35,10 @@ def shrinkage_plot(rows: list[dict]) -> hv.Overlay:
         curves.append(hv.Curve(pts, "dimension d", "mean ||x_hat|| / ||x||", label=f"K={k}")
                       * hv.Scatter(pts, "dimension d", "mean ||x_hat|| / ||x||"))
     line = hv.HLine(1.0).opts(color="grey", line_dash="dashed")
-    dims = sorted({r["dim"] for r in rows})
     return hv.Overlay([*curves, line]).opts(
-        title="k-means reconstructions shrink (one stage)", logx=True,
-        xticks=[(d, str(d)) for d in dims],
-        legend_position="bottom_left", responsive=True, min_height=300)
+        title="k-means reconstructions shrink (one stage)", logx=True, min_height=300,
+        xticks=[(d, str(d)) for d in sorted({r["dim"] for r in rows})],
+        legend_position="bottom_left", responsive=True)
 
 
 def rate_distortion_plot(rows: list[dict], metric: str = "cos") -> hv.Layout:
@@ -65,27 +62,34 @@ def rate_distortion_plot(rows: list[dict], metric: str = "cos") -> hv.Layout:
                     color=VARIANT_COLORS[label], line_dash=dash))
         panels.append(hv.Overlay(layers).opts(
             title=f"{setting} data", logx=True, legend_position="bottom_right",
-            xticks=ticks or None,
-            responsive=True, min_height=320, show_legend=not panels))
+            xticks=ticks or None, responsive=True, min_height=320, show_legend=not panels))
     return hv.Layout(panels).cols(2)
 
 
 def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
-    """F3: perplexity and passkey accuracy of the tiny LM vs bits of its K/V cache."""
+    """F3: perplexity and key-recall accuracy of the tiny LM vs bits of its K/V cache; dashed:
+    the fp32 cache (the ceiling), dotted: chance (recall on 0-1); a diamond: equal-rate RQ."""
     base = next(r for r in rows if r["variant"] == "fp32 cache")
+    bits = sorted({r["bits"] for r in rows if r["stages"]})
+    ticks = [(b, f"{b:g}") for b in (*SPEC_BITS, 2.0) if bits[0] / 1.01 <= b <= bits[-1] * 1.5]
     panels = []
-    for metric, ylabel in (("ppl", "perplexity"), ("passkey", "passkey digit accuracy")):
+    for metric, ylabel, note in (("ppl", "perplexity", "dashed: fp32 cache"), (
+            "passkey", "key-recall digit accuracy", "dashed: fp32, dotted: chance")):
         layers = []  # the curves first: an overlay takes its axis names from its first layer
-        for label in gsrq.VARIANTS:
+        for label in (*gsrq.VARIANTS, gsrq.EQUAL_RATE):
             pts = sorted((r["bits"], r[metric]) for r in rows if r["variant"] == label)
-            layers.append(hv.Curve(pts, "bits per element", ylabel, label=label).opts(
-                color=VARIANT_COLORS[label]) * hv.Scatter(pts, "bits per element", ylabel)
-                .opts(color=VARIANT_COLORS[label]))
-        layers.append(hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
-                                                  line_dash="dashed"))
+            marker = dict(marker="diamond", size=11) if label == gsrq.EQUAL_RATE else {}
+            layers += [hv.Curve(pts, "bits per element", ylabel, label=label).opts(
+                color=VARIANT_COLORS[label]), hv.Scatter(pts, "bits per element", ylabel)
+                .opts(color=VARIANT_COLORS[label], **marker)] if pts else []
+        layers += [hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
+                                               line_dash="dashed")] + ([hv.HLine(
+            base["chance"]).opts(color="black", line_dash="dotted")] if metric == "passkey"
+            and "chance" in base else [])
         panels.append(hv.Overlay(layers).opts(
-            title=f"tiny LM: {ylabel} (dashed: fp32 cache)", legend_position="top_right",
-            responsive=True, min_height=300, logy=metric == "ppl"))
+            title=f"tiny LM: {ylabel} ({note})", logx=True, xticks=ticks or None,
+            responsive=True, min_height=300, logy=metric == "ppl", legend_position="top_right",
+            **({"ylim": (0, 1.02), "show_legend": False} if metric == "passkey" else {})))
     return hv.Layout(panels).cols(2)
 
 
@@ -132,19 +136,16 @@ def _toy(n_codes: int, norm_tail: float, weight_exponent: float, rule: str, gain
     x = z / z.norm(dim=1, keepdim=True)
     if norm_tail > 0:
         x = x * torch.exp(norm_tail * torch.randn(TOY_N, 1, generator=g))
-    k = n_codes
     out = {"x": x.numpy()}
-    for name, cfg in (("kmeans", gsrq.QuantConfig(n_codes=k, stages=1, method="kmeans",
+    for name, cfg in (("kmeans", gsrq.QuantConfig(n_codes=n_codes, stages=1, method="kmeans",
                                                   iters=10)),
-                      ("gskm", gsrq.QuantConfig(n_codes=k, stages=1, method="gskm", gain=gain,
-                                                rule=rule, weight_exponent=weight_exponent,
-                                                iters=10))):
+                      ("gskm", gsrq.QuantConfig(n_codes=n_codes, stages=1, gain=gain, rule=rule,
+                                                weight_exponent=weight_exponent, iters=10))):
         res = gsrq.fit_rq(x, cfg, torch.Generator().manual_seed(seed + 1))
         st = res.stages[0]
-        out[name] = (st.gains[:, None] * st.shapes).numpy()
-        out[name + "_shapes"] = st.shapes.numpy()
-        out[name + "_recon"] = res.recon.numpy()
-        out[name + "_metrics"] = res.metrics[0]
+        out.update({name: (st.gains[:, None] * st.shapes).numpy(),
+                    f"{name}_shapes": st.shapes.numpy(), f"{name}_recon": res.recon.numpy(),
+                    f"{name}_metrics": res.metrics[0]})
     return out
 
 
@@ -195,7 +196,6 @@ class GSRQExplorer(ExplorerBase):
     run = param.Event(doc="Quantize synthetic KV-like data with RQ-kmeans and this GSRQ.")
     RUN_LABEL, LIVE_CAPTION = "Run quantization", LIVE_CAPTION
 
-    # ------------------------------------------------------------------ model
     def config(self) -> gsrq.QuantConfig:
         """The lib config of the GSRQ quantizer (raises ValueError when invalid)."""
         cfg = gsrq.QuantConfig(n_codes=self.n_codes, stages=self.stages, method="gskm",
@@ -215,23 +215,17 @@ class GSRQExplorer(ExplorerBase):
 
     def plot_data(self) -> dict:
         """The numbers behind the views."""
-        m = np.arange(1, 17)
-        toy = self._toy()
-        data = {
-            "stages": m,
-            "bits_cluster": np.array([gsrq.bits_per_element(self.n_codes, int(s), self.dim)
-                                      for s in m]),
-            "bits_token": np.array([gsrq.bits_per_element(self.n_codes, int(s), self.dim,
-                                                          "token", self.gain_bits) for s in m]),
-            "bits": self.bits(),
+        m, toy = np.arange(1, 17), self._toy()
+        data = {"stages": m, "bits": self.bits(), **{
+            f"bits_{gain}": np.array([gsrq.bits_per_element(self.n_codes, int(s), self.dim,
+                                                            gain, self.gain_bits) for s in m])
+            for gain in ("cluster", "token")},
             "toy_points": toy["x"], "toy_kmeans": toy["kmeans"], "toy_gskm": toy["gskm"],
-            "toy_gskm_shapes": toy["gskm_shapes"],
-        }
+            "toy_gskm_shapes": toy["gskm_shapes"]}
         if self._result is not None:
             data["rq"] = self._result["rows"]
         return data
 
-    # ------------------------------------------------------------------ views
     # Live figures: one function per figure returning a Chart (dashboards/app/live.py), drawn
     # once and updated in place; axes follow the data, legends sit above the frame.
     @param.depends("n_codes", "stages", "dim", "gain_mode", "gain_bits")
@@ -240,8 +234,7 @@ class GSRQExplorer(ExplorerBase):
         the spec's bit grid. The rate is linear in M, so the axis is linear."""
         d = self.plot_data()
         key = "bits_token" if self.gain_mode == "token" else "bits_cluster"
-        grid = [Series("lightgrey", kind="hline", at=b, dash="dotted", width=1)
-                for b in SPEC_BITS]
+        grid = [Series("lightgrey", kind="hline", at=b, dash="dotted", width=1) for b in SPEC_BITS]
         # legend labels stay fixed (the numbers are in the title): a live update rewrites
         # titles and data, and a relabelled legend item showed "Invalid field" in Bokeh
         return Chart(f"Rate: {d['bits']:.4g} bits per element (M = {self.stages})",
@@ -258,10 +251,9 @@ class GSRQExplorer(ExplorerBase):
 
     @param.depends("toy_codes", "norm_tail", "weight_exponent", "rule", "gain_mode", "seed")
     def toy_chart(self) -> Chart:
-        """2-D: points, k-means centroids (shrunk inside the ring; drawn on top) and GSKM's
-        unit shapes (on it)."""
-        toy = self._toy()
-        theta = np.linspace(0, 2 * math.pi, 200)
+        """2-D: points, k-means centroids (shrunk inside the ring; drawn on top), GSKM's unit
+        shapes (on it)."""
+        toy, theta = self._toy(), np.linspace(0, 2 * math.pi, 200)
         return Chart(f"K = {self.toy_codes} in 2-D: k-means norm ratio "
                      f"{toy['kmeans_metrics']['norm_ratio']:.2f}", "coordinate x1",
                      "coordinate x2", [
@@ -320,12 +312,11 @@ class GSRQExplorer(ExplorerBase):
         data: dict = {}
 
         def make_data():
-            data["x"] = gsrq.make_kv_data(dcfg, torch.Generator().manual_seed(seed))
+            data["x"] = gsrq.make_kv_data(dcfg, gsrq.data_generator(seed))
             return data["x"]
 
-        def fit(cfg):
-            res = gsrq.fit_rq(data["x"], cfg, torch.Generator().manual_seed(10_007 + seed))
-            return res.metrics
+        def fit(cfg):  # k-means++ seeding from the lib's fit generator (10_007 + seed)
+            return gsrq.fit_rq(data["x"], cfg, gsrq.fit_generator(seed)).metrics
 
         kmeans = gsrq.QuantConfig(n_codes=qcfg.n_codes, stages=qcfg.stages, method="kmeans")
 
@@ -341,8 +332,7 @@ class GSRQExplorer(ExplorerBase):
         self.run_stages([
             (f"synthetic KV-like data ({dcfg.n} vectors of d = {dcfg.dim}, norm tail "
              f"{dcfg.norm_tail:g})", make_data),
-            (f"RQ-kmeans: {qcfg.stages} stages of K = {qcfg.n_codes}",
-             lambda: fit(kmeans)),
+            (f"RQ-kmeans: {qcfg.stages} stages of K = {qcfg.n_codes}", lambda: fit(kmeans)),
             (f"GSRQ ({qcfg.gain} gain, {qcfg.rule} rule): {qcfg.stages} stages of "
              f"K = {qcfg.n_codes}", lambda: fit(qcfg)),
         ], keep)

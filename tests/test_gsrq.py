@@ -340,11 +340,36 @@ def test_passkey_windows_carry_the_key_at_both_ends():
         assert len(t) == cfg.context + 1
 
 
-def test_quantized_parallel_forward_equals_decoding_with_a_quantized_cache():
-    """The claim behind F3's fast evaluation: quantize-on-write decoding == one forward."""
+def test_multi_key_windows_recall_every_key_in_order():
+    """The second design's task (issue 47): n_keys lines open a key window and are recalled
+    in order at its end; answer_offsets point at exactly the recalled digits."""
     from icml26.gsrq import tiny_lm as lm
 
-    cfg = lm.TinyLMConfig(context=40, passkey_digits=2)
+    cfg = lm.TinyLMConfig(context=96, n_keys=4, passkey_digits=4)
+    win, has, digits = lm.sample_windows(torch.arange(1000) % 90, cfg, 6, gen(),
+                                         passkey_fraction=1.0)
+    assert has.all() and digits.shape == (6, 16)
+    for row, d in zip(win, digits):
+        text = "".join(lm.ALPHABET[i] for i in row)
+        keys = " ".join(f"{n}=" + "".join(str(int(v)) for v in d[4 * j : 4 * j + 4])
+                        for j, n in enumerate("abcd"))
+        assert text.startswith(f" {keys}.") and text.endswith(f" {keys}")
+        assert len(text) == cfg.context + 1
+        targets = row[1:]  # the model predicts ids[1:]
+        at = lm.answer_offsets(cfg) + cfg.context
+        assert "".join(lm.ALPHABET[i] for i in targets[at]) == "".join(map(str, d.tolist()))
+    single = lm.TinyLMConfig()
+    assert lm.answer_offsets(single).tolist() == list(range(-single.passkey_digits, 0))
+
+
+@pytest.mark.parametrize("head_size", [0, 48])
+def test_quantized_parallel_forward_equals_decoding_with_a_quantized_cache(head_size):
+    """The claim behind F3's fast evaluation: quantize-on-write decoding == one forward (with
+    head_size: K/V wider than d_model / n_heads, the second design's head dim 128 on a
+    128-wide residual with one head is the case head_size = d_model)."""
+    from icml26.gsrq import tiny_lm as lm
+
+    cfg = lm.TinyLMConfig(context=40, passkey_digits=2, head_size=head_size)
     torch.manual_seed(0)
     model = lm.TinyLM(cfg).eval()
     ids = torch.randint(0, len(lm.ALPHABET), (3, 40), generator=gen())
@@ -360,6 +385,7 @@ def test_quantized_parallel_forward_equals_decoding_with_a_quantized_cache():
     torch.testing.assert_close(stepwise, parallel, rtol=1e-4, atol=1e-4)
     assert (parallel - exact).abs().max() > 1e-3  # the quantization did change the logits
     assert kv["mass"][0].shape == (3 * cfg.n_heads * 40,)
+    assert kv["k"][0].shape == (3 * cfg.n_heads * 40, head_size or 32)
     torch.testing.assert_close(kv["mass"][0].mean(), torch.tensor(1.0))
 
 
@@ -451,6 +477,19 @@ def test_mutation_per_token_gain_dropped_fails_heavy_tail(monkeypatch):
     out = synthetic_claims()
     assert not out["per_token_gain_heavy_tail"].holds
     assert out["gskm_direction"].holds
+
+
+@pytest.mark.slow
+@pytest.mark.mutation("gsrq", "tiny_lm_one_bit")
+def test_mutation_gsrq_replaced_by_kmeans_fails_the_tiny_lm_claim(monkeypatch):
+    """Mutation: the credited GSRQ (per-token gain) falls back to RQ-kmeans, i.e. the
+    gain-shape codebooks and the gain code are switched off: tiny_lm_one_bit must FAIL (it
+    then compares RQ-kmeans with itself plus a K = 16 stage, so it cannot win on both
+    perplexity and recall). Needs the trained tiny LM (about 3 min from an empty cache)."""
+    cfg = gsrq.config_for("quick")
+    monkeypatch.setitem(gsrq.VARIANTS, cfg.lm_variant, gsrq.VARIANTS["RQ-kmeans"])
+    out = {c.name: c for c in gsrq.claims_for(cfg, 0)}
+    assert not out["tiny_lm_one_bit"].holds, out["tiny_lm_one_bit"].note
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU error")

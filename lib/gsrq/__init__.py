@@ -10,8 +10,10 @@ F1 shrinkage of l2 k-means reconstructions (mean ``||x_hat|| / ||x||``) vs dimen
 codebook size ``K``; F2 mean cosine and relative l2 vs bits per element for RQ-kmeans, GSRQ
 with a cluster gain and GSRQ with a per-token gain code, on equal-norm and heavy-tailed
 synthetic KV-like data; F3 a tiny character LM (trained in place on CPython's
-``pydoc_data.topics``) decoding with a quantized K/V cache: perplexity and passkey accuracy vs
-bits -- a scale gap stand-in for the paper's LLaMA-3-8B / LongBench result; F4 the fused
+``pydoc_data.topics``; head dim 128, issue 47's second design) decoding with a quantized K/V
+cache: perplexity and multi-key recall accuracy vs bits, GSRQ with a per-token gain against
+RQ-kmeans at an equal rate -- a scale gap stand-in for the paper's LLaMA-3-8B / LongBench
+result (the first design and its diagnosis: ``benchmarks/gsrq/gsrq_lm_diagnosis.py``); F4 the fused
 assignment kernel's benchmark, from ``benchmarks/gain_shape_assign.csv`` when present.
 
 The paper's (abstract):
@@ -44,8 +46,8 @@ rows its codebooks never saw: ``N`` rows fit the codebooks and ``N`` more are sc
 scored on validation windows.
 
 What held at quick scale on seeds 0-6: shrinkage, GSKM's better direction at matched (in fact
-lower) l2 on equal-norm data, the per-token gain on heavy-tailed data; NOT the tiny-LM win at 1
-bit (GSRQ's perplexity is 0.4-1% worse than RQ-kmeans' there; ``tiny_lm_one_bit`` note). The
+lower) l2 on equal-norm data, the per-token gain on heavy-tailed data; NOT the tiny-LM win, in
+either design (``tiny_lm_one_bit``'s note; the claims module names the diagnosis). The
 paper's status is computed from its claims' roles, units and committed per-seed values, never
 written here: ``icml26 list`` / :mod:`icml26.status`.
 
@@ -63,6 +65,8 @@ from icml26.gsrq.claims import CLAIM_SPECS, claims, claims_for
 from icml26.gsrq.data import EQUAL_NORM, HEAVY_TAIL, TINY, KVDataConfig, make_kv_data
 from icml26.gsrq.experiments import (
     CACHE_VERSION,
+    EQUAL_RATE,
+    FIRST_DESIGN,
     PAPER,
     SCALES,
     GSRQConfig,
@@ -74,6 +78,7 @@ from icml26.gsrq.experiments import (
     figure_tiny_lm_data,
     fit_generator,
     lm_config,
+    norm_tails,
     rq_curve,
     shared_rows,
     split_rows,
@@ -99,11 +104,12 @@ from icml26.gsrq.quantizer import (
 )
 
 __all__ = [
-    "CACHE_VERSION", "CLAIM_SPECS", "EQUAL_NORM", "GAIN_MODES", "GAIN_UPDATES", "HEAVY_TAIL",
-    "METHODS", "PAPER", "RULES", "SCALES", "TINY", "VARIANTS", "GSRQConfig", "KVDataConfig",
-    "QuantConfig", "RQResult", "Stage", "assign", "benchmark_data", "bits_per_element",
-    "claims", "claims_for", "config_for", "data_generator", "figure_rate_distortion_data",
-    "figure_shrinkage_data", "figure_tiny_lm_data", "fit_generator", "fit_rq", "fit_stage",
-    "kmeans_pp_init", "lm_config", "make_kv_data", "metrics", "rq_curve", "rq_metrics",
-    "rq_reconstruct", "shared_rows", "split_rows", "tiny_lm", "trained_tiny_lm",
+    "CACHE_VERSION", "CLAIM_SPECS", "EQUAL_NORM", "EQUAL_RATE", "FIRST_DESIGN", "GAIN_MODES",
+    "GAIN_UPDATES", "HEAVY_TAIL", "METHODS", "PAPER", "RULES", "SCALES", "TINY", "VARIANTS",
+    "GSRQConfig", "KVDataConfig", "QuantConfig", "RQResult", "Stage", "assign", "benchmark_data",
+    "bits_per_element", "claims", "claims_for", "config_for", "data_generator",
+    "figure_rate_distortion_data", "figure_shrinkage_data", "figure_tiny_lm_data", "fit_generator",
+    "fit_rq", "fit_stage", "kmeans_pp_init", "lm_config", "make_kv_data", "metrics", "norm_tails",
+    "rq_curve", "rq_metrics", "rq_reconstruct", "shared_rows", "split_rows", "tiny_lm",
+    "trained_tiny_lm",
 ]

@@ -1,29 +1,32 @@
 """A tiny character LM whose K/V cache is quantized at decode time (GSRQ's F3, scale gap).
 
 The paper quantizes the KV cache of LLaMA-3-8B and scores LongBench; nothing of that size runs
-here, so this module trains a 2-layer, 2-head character transformer (head dimension 32) in
-place on the prose of CPython's bundled ``pydoc_data.topics`` (~465k characters, no download),
-with a synthetic passkey task mixed into its training windows::
+here, so this module trains a 2-layer character transformer in place on the prose of CPython's
+bundled ``pydoc_data.topics`` (~465k characters, no download), with key lines mixed into half
+of its training windows.  Two designs (issue 47):
 
-    " pass key 38261. ... 48 characters of text ... pass key 38261"
+* first (``n_keys = 1``): 2 heads of 32 on a 64-wide residual; one passkey at both ends of a
+  64-character window, ``" pass key 38261. ... text ... pass key 38261"``.  Saturated: both
+  quantizers recalled it near 1.0, and head dim 32 is too low for the shrinkage GSKM fixes.
+* second (``n_keys > 1``, ``head_size = 128``): one head of 128 per layer (LLaMA's head dim)
+  on a 128-wide residual, so K/V are full rank; ``n_keys`` keys open a 96-character window,
+  ``" a=3973 b=7316 c=6986 d=6843. ... text ... a=3973 b=7316 c=6986 d=6843"``, and are
+  recalled in order at its end: every recalled digit (:func:`answer_offsets`) can only be
+  predicted by attending ~70 positions back through the cache, next to other digits.  (With
+  the asked key drawn at random the lookup is content based; in a probe it stayed at chance
+  after 800 steps, like the first design's key at a random depth.)
 
-The key opens the window and is asked for at its end, so the last ``passkey_digits``
-characters can only be predicted by attending ~50 positions back through the cache: passkey
-accuracy measures retrieval through the K/V cache, the part that quantization damages.  (With
-the key at a random depth the model must learn an induction circuit, which this budget does
-not reach: accuracy stayed at chance after 800 steps in our probe; at a fixed depth it is
-learnt within ~600 steps.)
-
-Quantized decoding.  Every key and value vector (per layer, per head, ``[32]``) is replaced by
-its residual-quantized reconstruction when it is written to the cache; queries stay exact.
-Because each token's K/V is quantized on write and never changes afterwards, one causal
+Quantized decoding.  Every key and value vector (per layer, per head, ``[head_dim]``) is
+replaced by its residual-quantized reconstruction when it is written to the cache; queries stay
+exact.  Because each token's K/V is quantized on write and never changes afterwards, one causal
 forward pass with quantized K/V gives exactly the logits of token-by-token decoding with a
 quantized cache (:func:`decode_logits` checks this).  Codebooks are fitted per layer and per
 K/V (shared by the heads) on calibration windows from the training split; GSRQ weights each
 vector by the attention mass it receives there (the paper's importance weights), RQ-kmeans
 is unweighted, as in the paper's baseline.
 
-Rate: ``M log2 K / 32`` bits per element, so K = 256 and M = 4 stages is 1 bit.
+Rate: ``M log2 K / head_dim`` bits per element (K = 256: 4 stages are 1 bit at head dim 32,
+16 stages at head dim 128).
 """
 
 from __future__ import annotations
@@ -40,11 +43,13 @@ from icml26.gsrq.quantizer import rq_reconstruct
 #: newline + printable ASCII; anything else (curly quotes, ...) maps to "?"
 ALPHABET = "\n" + "".join(chr(i) for i in range(32, 127))
 PASSKEY_PREFIX = " pass key "
+KEY_NAMES = "abcdefghijklmnop"  # the multi-key task's key names, in header order
 
 
 @dataclass(frozen=True)
 class TinyLMConfig:
-    """Defaults sized for ~1-2 minutes of CPU training (ours; the paper used LLaMA-3-8B)."""
+    """Defaults: the first design, ~1-2 minutes of CPU training (ours; the paper used
+    LLaMA-3-8B); the second design sets ``head_size``, ``n_keys`` (``experiments.lm_config``)."""
 
     context: int = 64  # characters per window
     d_model: int = 64
@@ -57,22 +62,30 @@ class TinyLMConfig:
     passkey_fraction: float = 0.5  # share of training windows that carry a passkey
     train_seed: int = 0  # the model is an instrument, like the paper's one checkpoint
     val_fraction: float = 0.1  # the last 10% of the text is held out
+    head_size: int = 0  # per-head K/V width; 0 = d_model / n_heads (LLaMA's is 128)
+    n_keys: int = 1  # key lines in a key window; > 1: the multi-key task (see module doc)
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+        return self.head_size or self.d_model // self.n_heads
+
+    @property
+    def attn_dim(self) -> int:
+        return self.n_heads * self.head_dim
 
     def validate(self) -> None:
         for name in ("context", "d_model", "n_heads", "n_layers", "steps", "batch",
-                     "passkey_digits"):
+                     "passkey_digits", "n_keys"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        if self.d_model % self.n_heads:
+        if not self.head_size and self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} must be a multiple of "
                              f"n_heads={self.n_heads}")
-        if self.context < 2 * (len(PASSKEY_PREFIX) + self.passkey_digits) + 2:
-            raise ValueError(f"context={self.context} is too short for two passkey lines")
+        if self.head_size < 0 or self.n_keys > len(KEY_NAMES):
+            raise ValueError(f"head_size must be >= 0 and n_keys <= {len(KEY_NAMES)}")
+        if self.context < key_header_len(self) + tail_len(self) + 2:
+            raise ValueError(f"context={self.context} is too short for the key lines")
         if not 0 <= self.passkey_fraction <= 1 or not 0 < self.val_fraction < 1:
             raise ValueError("passkey_fraction must be in [0, 1] and val_fraction in (0, 1)")
 
@@ -97,31 +110,56 @@ def split_corpus(cfg: TinyLMConfig) -> tuple[torch.Tensor, torch.Tensor]:
     return ids[:cut], ids[cut:]
 
 
+def key_header_len(cfg: TinyLMConfig) -> int:
+    """Characters of the key lines that open a key window (the final "." included)."""
+    if cfg.n_keys == 1:
+        return len(PASSKEY_PREFIX) + cfg.passkey_digits + 1
+    return cfg.n_keys * (3 + cfg.passkey_digits) + 1  # " a=DDDD" per key, then "."
+
+
+def tail_len(cfg: TinyLMConfig) -> int:
+    """Characters of the recall that closes a key window, its digits included."""
+    return key_header_len(cfg) - 1
+
+
+def answer_offsets(cfg: TinyLMConfig) -> torch.Tensor:
+    """Positions of the recalled digits among the window's targets, counted from its end
+    (``-1`` = the last target): the digits a key window asks for."""
+    if cfg.n_keys == 1:
+        return torch.arange(-cfg.passkey_digits, 0)
+    per = 3 + cfg.passkey_digits  # " a=" then the digits
+    start = -tail_len(cfg)
+    return torch.tensor([start + j * per + 3 + i for j in range(cfg.n_keys)
+                         for i in range(cfg.passkey_digits)])
+
+
 def sample_windows(src: torch.Tensor, cfg: TinyLMConfig, n: int, generator: torch.Generator,
                    passkey_fraction: float | None = None
                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``n`` windows ``[n, context + 1]`` of ``src``; some carry a passkey twice.
+    """``n`` windows ``[n, context + 1]`` of ``src``; some carry key lines and their recall.
 
-    Returns ``(windows, has_key [n] bool, digits [n, passkey_digits])``; in a passkey window
-    the line ``" pass key DDDDD."`` opens the window and the window ends with
-    ``" pass key DDDDD"``, so its last ``passkey_digits`` targets are the digits.
+    Returns ``(windows, has_key [n] bool, digits [n, n_keys * passkey_digits])``.
+    ``n_keys == 1``: the line ``" pass key DDDDD."`` opens the window and it ends with
+    ``" pass key DDDDD"``. ``n_keys > 1``: ``" a=DDDD b=DDDD ... ."`` opens it (names in
+    :data:`KEY_NAMES` order, digits drawn per key) and it ends with the same lines again
+    (without the "."). The recalled digits are the targets at :func:`answer_offsets`.
     """
     frac = cfg.passkey_fraction if passkey_fraction is None else passkey_fraction
     t = cfg.context + 1
     start = torch.randint(0, len(src) - t, (n,), generator=generator)
     win = src[start[:, None] + torch.arange(t)]
     has = torch.rand(n, generator=generator) < frac
-    digits = torch.randint(0, 10, (n, cfg.passkey_digits), generator=generator)
-    prefix = torch.tensor(encode(PASSKEY_PREFIX))
-    dot = ALPHABET.index(".")
-    zero = ALPHABET.index("0")
-    tail_len = len(prefix) + cfg.passkey_digits
-    first_len = tail_len + 1
+    digits = torch.randint(0, 10, (n, cfg.n_keys, cfg.passkey_digits), generator=generator)
+    zero, dot = ALPHABET.index("0"), torch.tensor(encode("."))
     for i in torch.nonzero(has).flatten().tolist():
-        line = torch.cat([prefix, digits[i] + zero])
-        win[i, :first_len] = torch.cat([line, torch.tensor([dot])])
-        win[i, t - tail_len :] = line
-    return win, has, digits
+        if cfg.n_keys == 1:
+            recall = torch.cat([torch.tensor(encode(PASSKEY_PREFIX)), digits[i, 0] + zero])
+        else:
+            recall = torch.cat([torch.cat([torch.tensor(encode(f" {KEY_NAMES[j]}=")),
+                                           digits[i, j] + zero]) for j in range(cfg.n_keys)])
+        win[i, : len(recall) + 1] = torch.cat([recall, dot])
+        win[i, t - len(recall) :] = recall
+    return win, has, digits.flatten(1)
 
 
 class Block(nn.Module):
@@ -131,22 +169,22 @@ class Block(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.ln1 = nn.LayerNorm(cfg.d_model)
-        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
-        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.attn_dim)
+        self.proj = nn.Linear(cfg.attn_dim, cfg.d_model)
         self.ln2 = nn.LayerNorm(cfg.d_model)
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
                                  nn.Linear(4 * cfg.d_model, cfg.d_model))
 
     def qkv_heads(self, x: torch.Tensor):
-        """``[B, T, D] -> q, k, v`` each ``[B, H, T, D/H]``."""
+        """``[B, T, D] -> q, k, v`` each ``[B, H, T, head_dim]``."""
         b, t, _ = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(self.cfg.d_model, dim=2)
+        q, k, v = self.qkv(self.ln1(x)).split(self.cfg.attn_dim, dim=2)
         return [z.view(b, t, self.cfg.n_heads, self.cfg.head_dim).transpose(1, 2)
                 for z in (q, k, v)]
 
     def finish(self, x: torch.Tensor, att: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         b, _, t, _ = att.shape
-        y = (att @ v).transpose(1, 2).reshape(b, t, self.cfg.d_model)
+        y = (att @ v).transpose(1, 2).reshape(b, t, self.cfg.attn_dim)
         x = x + self.proj(y)
         return x + self.mlp(self.ln2(x))
 
@@ -290,12 +328,14 @@ def quantized_hook(codebooks: dict, n_stages: int, impl: str = "auto"):
 
 
 def evaluate(model: TinyLM, text_windows: torch.Tensor, key_windows: torch.Tensor,
-             n_digits: int, kv_hook=None) -> dict:
-    """Perplexity on plain windows and teacher-forced passkey digit accuracy."""
+             n_digits: int | None = None, kv_hook=None) -> dict:
+    """Perplexity on plain windows and teacher-forced accuracy on the recalled digits
+    (``"passkey"``; :func:`answer_offsets` of the model's config, ``n_digits`` is unused)."""
     with torch.no_grad():
         logits = model(text_windows[:, :-1], kv_hook=kv_hook)
         nll = F.cross_entropy(logits.flatten(0, 1), text_windows[:, 1:].flatten())
         klog = model(key_windows[:, :-1], kv_hook=kv_hook)
-        pred = klog[:, -n_digits:].argmax(-1)
-        acc = (pred == key_windows[:, -n_digits:]).float().mean()
+        at = answer_offsets(model.cfg) + klog.shape[1]
+        pred = klog[:, at].argmax(-1)
+        acc = (pred == key_windows[:, 1:][:, at]).float().mean()
     return {"ppl": float(torch.exp(nll)), "passkey": float(acc)}
