@@ -20,12 +20,15 @@ from bokeh.models import FixedTicker, Legend, LogAxis
 from icml26.dashboards.app.axes import log_ticker, plain_labels
 
 PADDING = 0.05  # the live figures' PAD
+OURS = "icml26-log-ticker"  # the tag of the tickers figure_standard sets
 PADDED = ("Curve", "Scatter", "Points", "ErrorBars", "Spread", "Area")
 
 
 def figure_standard(plot, element) -> None:
     """Plot hook: each log axis of the drawn figure gets ``log_ticker`` for its range (with
-    plain number labels: 2e-05, 0.2, 500), and a legend inside the frame moves to its right."""
+    plain number labels: 2e-05, 0.2, 500), unless the figure set its own ticks (``xticks``,
+    ``yticks``: a FixedTicker this hook did not make; gsrq's bits per element), and a legend
+    inside the frame moves to its right."""
     fig = plot.state
     for axes, rng in ((getattr(fig, "xaxis", []), getattr(fig, "x_range", None)),
                       (getattr(fig, "yaxis", []), getattr(fig, "y_range", None))):
@@ -33,8 +36,11 @@ def figure_standard(plot, element) -> None:
         if start is None or end is None:
             continue
         chosen = log_ticker(min(start, end), max(start, end))
+        if chosen is not None:
+            chosen.tags = [OURS]
         for axis in axes:
-            if isinstance(axis, LogAxis) and chosen is not None:
+            own = isinstance(axis.ticker, FixedTicker) and OURS not in axis.ticker.tags
+            if isinstance(axis, LogAxis) and chosen is not None and not own:
                 axis.ticker = chosen
                 if isinstance(chosen, FixedTicker):
                     axis.formatter = plain_labels()

@@ -289,3 +289,23 @@ def test_a_long_title_is_wrapped_and_its_line_adds_height():
     assert two.height == one.height + live.TITLE_LINE_PX
     live.update(one, chart(long))  # a live figure's title follows the chart, wrapped too
     assert one.title.text == two.title.text
+
+
+def test_holoviews_log_axes_get_the_tick_rule_unless_the_figure_sets_its_own():
+    """gsrq's F3 asked for ticks at its bits per element and got 0.06 0.07 0.08 0.09 0.1."""
+    import holoviews as hv
+    from bokeh.models import LogAxis
+
+    from icml26.dashboards.app import hvstyle
+
+    hvstyle.apply()  # as importing any app does
+    curve = hv.Curve([(0.0625, 1.0), (0.125, 2.0), (0.25, 3.0)], "bits", "perplexity")
+
+    def x_ticks(element):
+        axis = next(a for a in hv.render(element).xaxis if isinstance(a, LogAxis))
+        return axis.ticker
+
+    ruled = x_ticks(hv.Overlay([curve]).opts(logx=True))
+    assert hvstyle.OURS in ruled.tags
+    own = x_ticks(hv.Overlay([curve]).opts(logx=True, xticks=[(0.0625, "1/16"), (0.25, "1/4")]))
+    assert list(own.ticks) == [0.0625, 0.25] and hvstyle.OURS not in own.tags
