@@ -1,22 +1,11 @@
 """Explorer for "Bilevel Optimization over Saddle Points of Zero-Sum Markov Games" (PANDA).
 
-Live figures (analytic): the penalty schedule ``rho_k`` and PANDA's step sizes over the run.
-Behind the Run button (one stage with the lib's sub-stages and a progress bar; results cached
-on disk): the game instance, the landscape sweep ``Phi(x)`` over a grid of incentives
-(batched lower-level solves), the brute-force ``Phi*``, PANDA from a cold start and the
-baselines at its budget of oracle calls, the NI gap with ``rho_k``, and the second-order
-detector's counts. The app's default Run is the claims' run (``icml26.panda.claims(seed)``:
-the same config, so the same cache entry: seconds once the claims or the notebook ran it,
-minutes from an empty cache); a short run of ``SHORT_ITERATIONS`` PANDA steps is the
-option, and the page says before a Run which of the two costs applies (:func:`plan_note`).
-
-Serve alone with ``panel serve dashboards/panda.py`` or with every paper via ``icml26 serve``.
+Live: the penalty ``rho_k`` and PANDA's step sizes. The Run (its cost said first; cached, the
+default is the claims' run): the landscape ``Phi(x)``, ``Phi*``, PANDA and the baselines at
+equal oracle calls, the headline's sampled comparison (issue 48), NI gaps, the detector.
 """
 
 from __future__ import annotations
-
-import csv
-from pathlib import Path
 
 import numpy as np
 import panel as pn
@@ -28,95 +17,61 @@ from bokeh.plotting import figure as bokeh_figure
 from icml26 import panda as lib
 from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, rows, run_chart
 from icml26.dashboards.app.run_costs import duration
+from icml26.panda.experiments import STAGE_TEXT, run_seconds, summary_markdown  # noqa: F401
 
 METHOD_COLORS = {"panda": "#1f77b4", "ignore": "#d62728", "unrolled": "#9467bd",
                  "implicit": "#2ca02c"}
 METHOD_SHORT = {"panda": "PANDA", "ignore": "ignore (ref.)", "unrolled": "unrolled",
                 "implicit": "implicit"}  # legends above the frame: short (caption: long)
-#: trajectories on the landscape: methods that take the same path (from the same cold start)
-#: coincide, so each has its own dash and every one shows
+#: trajectories on the landscape may coincide: each method has its own dash
 METHOD_DASH = {"panda": "solid", "ignore": "dashed", "unrolled": "dotted", "implicit": "dotdash"}
-#: what the lib's progress stages compute (shown while the Run goes)
-STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive grid (batched "
-                        "lower-level solves)",
-              "panda": "PANDA, {iterations} first-order steps from a cold start (then the "
-                       "second-order detector's window)",
-              "ignore": "reference: descent ignoring the players' response",
-              "unrolled": "baseline: unrolled descent-ascent at PANDA's oracle budget",
-              "implicit": "baseline: implicit differentiation (GDA + MINRES) at PANDA's budget",
-              "implicit_exact": "reference: exact implicit hypergradient",
-              "evaluate": "true Phi(x_k) along every trace", "done": "done"}
-#: PANDA steps of the app's default Run: the claims' quick scale (the spec probe's 6000), so a
-#: Run at the defaults is the claims' cached experiment and shows their result
-CLAIMS_ITERATIONS = lib.config_for("quick").panda.iterations
-#: the short run offered instead (PANDA far from converged: Phi/Phi* ~13 on seed 0)
-SHORT_ITERATIONS = 100
-TIMINGS_CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "panda" / "panda_timings.csv"
-LIVE_CAPTION = (
-    "*Live:* the penalty rho_k = rho_0 + growth k on the Nikaido-Isoda gap and PANDA's Adam "
-    "step sizes (policy logits and incentive x), decayed linearly to 1% over the final "
-    "`anneal` fraction of the run.")
+CLAIMS_ITERATIONS = lib.config_for("quick").panda.iterations  # the default Run: the claims'
+SHORT_ITERATIONS = 100  # the short run offered instead (PANDA far from converged)
+LIVE_CAPTION = ("*Live:* the penalty rho_k = rho_0 + growth k on the NI gap and PANDA's Adam "
+                "steps, decayed linearly to 1% over the final `anneal` fraction.")
+
+
+def _num(default, lo, hi, step, doc):
+    return param.Number(default, bounds=(lo, hi), step=step, doc=doc)
 
 
 class PandaExplorer(ExplorerBase):
     """Tune the game and PANDA's schedule; Run the methods on the landscape."""
 
-    tau = param.Number(0.3, bounds=(0.05, 2.0), step=0.05,
-                       doc="Entropy regularisation tau of both players (spec probe 0.3).")
-    gamma = param.Number(0.9, bounds=(0.0, 0.95), step=0.05,
-                         doc="Discount gamma of the Markov game (0 with 1 state: a matrix game).")
+    rho0 = _num(1.0, 0.1, 10.0, 0.1, "Initial penalty rho_0 on the NI gap (spec probe 1).")
+    rho_growth = _num(0.01, 0.0, 0.1, 0.005, "rho_k = rho_0 + growth * k (0 freezes it).")
+    lr = _num(0.02, 0.002, 0.1, 0.002, "PANDA's Adam step on the policy logits.")
+    lr_x = _num(0.02, 0.002, 0.1, 0.002, "PANDA's Adam step on the incentive x.")
+    anneal = _num(0.2, 0.0, 1.0, 0.05, "Final fraction over which the steps decay to 1%.")
+    iterations = param.Integer(CLAIMS_ITERATIONS, bounds=(50, 12000), step=50,
+                               doc=f"PANDA iterations (default: the claims' "
+                                   f"{CLAIMS_ITERATIONS}; the baselines run at its budget, so "
+                                   f"the cost grows with it). Short run: {SHORT_ITERATIONS}.")
+    tau = _num(0.3, 0.05, 2.0, 0.05, "Entropy regularisation tau.")
+    gamma = _num(0.9, 0.0, 0.95, 0.05, "Discount gamma.")
     n_states = param.Integer(3, bounds=(1, 5), doc="Number of states S (issue: 3).")
     n_actions = param.Integer(3, bounds=(2, 5), doc="Actions per player (n = m; spec: 3).")
     target = param.Selector(default="reachable", objects=list(lib.TARGETS),
-                            doc="Target policies: the saddle point at a hidden incentive of "
-                                "norm 2.5 ('reachable'), one pure action per state ('pure', "
-                                "never reachable under entropy), or random mixtures.")
-    incentive_cost = param.Number(0.01, bounds=(0.002, 0.1), step=0.002,
-                                  doc="lam in f = |pi - pi_tgt|^2 + |nu - nu_tgt|^2 + "
-                                      "lam |x|^2 (spec probe 0.01).")
-    rho0 = param.Number(1.0, bounds=(0.1, 10.0), step=0.1,
-                        doc="Initial penalty rho_0 on the NI gap (spec probe 1).")
-    rho_growth = param.Number(0.01, bounds=(0.0, 0.1), step=0.005,
-                              doc="rho_k = rho_0 + growth * k (spec probe 0.01; 0 freezes "
-                                  "the penalty: the NI gap then stays visible).")
-    lr = param.Number(0.02, bounds=(0.002, 0.1), step=0.002,
-                      doc="Adam step size of PANDA on (x, policy logits) (spec probe 0.02).")
-    lr_x = param.Number(0.02, bounds=(0.002, 0.1), step=0.002,
-                        doc="Adam step size of PANDA on the incentive x.")
-    anneal = param.Number(0.2, bounds=(0.0, 1.0), step=0.05,
-                          doc="Final fraction of the run over which the step sizes decay "
-                              "linearly to 1% (ours; 0 = constant).")
-    iterations = param.Integer(CLAIMS_ITERATIONS, bounds=(50, 12000), step=50,
-                               doc=f"PANDA iterations from a cold start (default: the claims' "
-                                   f"{CLAIMS_ITERATIONS}, the spec probe's, so a Run reads the "
-                                   f"claims' cached experiment once they ran). The related "
-                                   f"baselines run at PANDA's budget of oracle calls, so a "
-                                   f"Run's cost grows linearly with it; the line under the Run "
-                                   f"button says what this Run costs. Short run: "
-                                   f"{SHORT_ITERATIONS} (PANDA far from converged).")
-    warm_start = param.Boolean(False, doc="Warm start (NOT the paper's method): the lower "
-                                          "level starts at the exact saddle point of x0 "
-                                          "(Newton with analytic second-order Jacobians).")
-    baseline_lr = param.Number(0.02, bounds=(0.002, 0.1), step=0.002,
-                               doc="Adam step size on x of the ignore / unrolled baselines.")
-    unrolled_steps = param.Integer(5, bounds=(1, 20),
-                                   doc="K descent-ascent steps differentiated through "
-                                       "(second order) by the unrolled baseline.")
+                            doc="Targets: the saddle point at a hidden incentive ('reachable'), "
+                                "pure actions, or random mixtures.")
+    incentive_cost = _num(0.01, 0.002, 0.1, 0.002,
+                          "lam in f = |pi - pi_tgt|^2 + |nu - nu_tgt|^2 + lam |x|^2.")
+    warm_start = param.Boolean(False, doc="Warm start at the exact saddle point of x0 (NOT "
+                                          "the paper's method: second-order solves).")
+    baseline_lr = _num(0.02, 0.002, 0.1, 0.002, "Adam step on x of the exact-gradient baselines.")
+    unrolled_steps = param.Integer(5, bounds=(1, 20), doc="K unrolled descent-ascent steps.")
     methods = param.ListSelector(default=list(lib.METHODS), objects=list(lib.METHODS),
-                                 doc="Methods to run (PANDA always runs).")
-    grid = param.Integer(33, bounds=(9, 41), step=2,
-                         doc="Landscape / oracle grid points per axis over [-R, R]^2, R the "
-                             "provable radius of the minimiser (33: ~20 s of the Run).")
+                                 doc="Methods to run (PANDA always; the sampled comparison "
+                                     "needs both related baselines).")
+    grid = param.Integer(33, bounds=(9, 41), step=2, doc="Landscape / oracle grid per axis.")
     seed = param.Integer(0, bounds=(0, 10_000), doc="Seed of the random game instance.")
     run = param.Event(doc="Solve the landscape, run the methods (cached on disk).")
     RUN_LABEL, LIVE_CAPTION = "Run (landscape + methods)", LIVE_CAPTION
     WIDGETS = {"methods": pn.widgets.CheckBoxGroup}
-
-    _SETTINGS = ("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost", "rho0",
-                 "rho_growth", "lr", "lr_x", "anneal", "iterations", "warm_start", "baseline_lr",
-                 "unrolled_steps", "methods", "grid", "seed")
     _LIVE = ("rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations")
-
+    _GAME = ("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost")
+    _SETTINGS = (*_GAME, *_LIVE, "warm_start", "baseline_lr", "unrolled_steps", "methods",
+                 "grid", "seed")
     RUN_STATE = ("_result", "_result_key")  # what a Run keeps (the record too)
 
     def __init__(self, **params):
@@ -129,7 +84,7 @@ class PandaExplorer(ExplorerBase):
     def config(self) -> lib.ExperimentConfig:
         """The lib config for the current parameters (raises ValueError when invalid)."""
         methods = tuple(m for m in lib.METHODS if m == "panda" or m in self.methods)
-        cfg = lib.ExperimentConfig(
+        return lib.ExperimentConfig(
             game=lib.GameConfig(n_states=self.n_states,
                                n_actions=(self.n_actions, self.n_actions), tau=self.tau,
                                gamma=self.gamma, incentive_cost=self.incentive_cost,
@@ -139,47 +94,36 @@ class PandaExplorer(ExplorerBase):
                                  anneal=self.anneal, warm_start=self.warm_start,
                                  record_every=max(1, self.iterations // 100)),
             baselines=lib.BaselineConfig(lr=self.baseline_lr, unrolled_steps=self.unrolled_steps),
-            oracle=lib.OracleConfig(grid=self.grid), methods=methods)
-        return cfg.validate()
+            oracle=lib.OracleConfig(grid=self.grid), methods=methods).validate()
 
     def schedule(self, k: np.ndarray | None = None) -> dict:
         """``rho_k`` and PANDA's step sizes at iterations ``k`` (default: every one)."""
-        if k is None:
-            k = np.arange(self.iterations + 1, dtype=float)
-        rho = self.rho0 + self.rho_growth * k
-        if self.anneal > 0:
-            left = (self.iterations - k) / (self.anneal * self.iterations)
-            factor = np.clip(left, 0.01, 1.0)
-        else:
-            factor = np.ones_like(k)
-        return {"iteration": k, "rho": rho, "lr": self.lr * factor, "lr_x": self.lr_x * factor}
+        k = np.arange(self.iterations + 1, dtype=float) if k is None else k
+        factor = (np.clip((self.iterations - k) / (self.anneal * self.iterations), 0.01, 1.0)
+                  if self.anneal > 0 else np.ones_like(k))
+        return {"iteration": k, "rho": self.rho0 + self.rho_growth * k,
+                "lr": self.lr * factor, "lr_x": self.lr_x * factor}
 
     def _schedule_points(self) -> dict:
-        """The schedule at its breakpoints (exact for these piecewise-linear curves) and a
-        coarse grid: a slider step sends ~100 points, not one per iteration."""
+        """The schedule at its breakpoints and a coarse grid (~50 points, exact curves)."""
         n = self.iterations
-        start = n * (1 - self.anneal)
-        floor = n - 0.01 * self.anneal * n
-        k = np.unique(np.clip(np.concatenate([np.linspace(0, n, 51), [start, floor]]), 0, n))
-        return self.schedule(k)
+        ends = [n * (1 - self.anneal), n - 0.01 * self.anneal * n]
+        return self.schedule(np.unique(np.clip(np.r_[np.linspace(0, n, 51), ends], 0, n)))
 
     def _key(self):
         return (self.config(), self.seed) if not self._error() else None
 
     def result(self) -> dict | None:
         """The Run's experiment if it matches the current settings (else None: Run again)."""
-        if self._result is None or self._result_key != self._key():
-            return None
-        return self._result
+        ok = self._result is not None and self._result_key == self._key()
+        return self._result if ok else None
 
     def plot_data(self) -> dict:
         """The numbers behind the views: the schedule, and the Run results once computed."""
-        data = dict(self.schedule())
-        exp = self.result()
+        data, exp = dict(self.schedule()), self.result()
         if exp is not None:
             data["convergence"] = lib.figure_convergence_data(exp)["rows"]
-            data["ni"] = lib.figure_ni_data(exp)["rows"]
-            land = lib.figure_landscape_data(exp)
+            data["ni"], land = lib.figure_ni_data(exp)["rows"], lib.figure_landscape_data(exp)
             data["landscape"] = np.asarray(land["phi"])
             data["paths"] = {k: np.array([v["x0"], v["x1"]]) for k, v in land["paths"].items()}
         return data
@@ -199,8 +143,6 @@ class PandaExplorer(ExplorerBase):
         return [self.penalty_chart, self.step_chart]
 
     # ------------------------------------------------------------------ the Run's figures
-    # drawn when a Run ends (run_done), then kept until the next Run; the caption says when
-    # the settings moved since (the figures show the Run, not the sliders)
     @run_chart
     def convergence_chart(self) -> Chart | None:
         """F1: Phi(x_k) / Phi* against first-order oracle calls (after Run)."""
@@ -216,8 +158,14 @@ class PandaExplorer(ExplorerBase):
         """F2: the penalty rho_k of the Run's PANDA (after Run)."""
         return rho_chart(lib.figure_ni_data(self._result))
 
+    @run_chart
+    def sampled_chart(self) -> Chart | None:
+        """F4: the sampled comparison, Phi gap against transitions (after a full Run)."""
+        if (exp := self._result).get("sampled"):
+            return sampled_chart(lib.figure_sampled_data([exp]))
+
     def run_charts(self) -> list:
-        return [self.convergence_chart, self.ni_chart, self.rho_chart]
+        return [self.convergence_chart, self.ni_chart, self.rho_chart, self.sampled_chart]
 
     @param.depends(*_SETTINGS)
     def result_note(self) -> str:
@@ -225,26 +173,18 @@ class PandaExplorer(ExplorerBase):
         exp = self._result
         if exp is None:
             return ("**Landscape and methods:** press **Run** to solve Phi(x) over the "
-                    "incentive grid and run PANDA and the baselines (the figures of F1-F3 "
-                    "appear here).")
-        cfg, seed = self._result_key
+                    "incentive grid and run PANDA and the baselines (F1-F4 appear here).")
+        (cfg, seed), quick = self._result_key, CLAIMS_ITERATIONS
         g, p = cfg.game, cfg.panda
-        quick = lib.config_for("quick").panda.iterations
-        stale = self.result() is None
         return (f"**Run result** (seed {seed}, S = {g.n_states}, {g.n_actions[0]} actions, "
                 f"tau = {g.tau:g}, gamma = {g.gamma:g}; PANDA {p.iterations} steps, budget "
                 f"{exp['budget']} oracle calls): Phi* = {exp['phi_star']:.5g} by brute force."
-                + (" - **stale: settings changed since this Run**" if stale else "")
-                + (f" PANDA ran {p.iterations} steps, fewer than the claims' {quick}: set "
-                   f"*Iterations* to {quick} for the claims' run (cached once they ran)."
-                   if p.iterations < quick else "")
-                + "  \n*Top:* Phi(x_k)/Phi* against first-order oracle calls (the related "
-                "baselines ran at PANDA's budget; the ignore-response reference's final value "
-                "dotted; PANDA = NI penalty with Danskin gradients, unrolled = unrolled "
-                "descent-ascent, implicit = implicit differentiation by GDA + MINRES) and the "
-                "landscape log10 Phi(x) with every trajectory, x* the brute-force minimiser, "
-                "x_dag the incentive that induces the targets. *Bottom:* the Nikaido-Isoda gap "
-                "of each method's policies and PANDA's penalty rho_k.")
+                + (" - **stale: settings changed since this Run**" if self.result() is None
+                   else "")
+                + (f" Fewer steps than the claims' {quick}." if p.iterations < quick else "")
+                + "  \n*F1:* Phi/Phi* against oracle calls (exact gradients) and the landscape "
+                "with every trajectory; *F2:* NI gaps and rho_k; *F4* (the headline, issue 48): "
+                "Phi gap against sampled transitions at an equal sample budget.")
 
     @param.depends("run_done", watch=True)
     def _draw_results(self) -> None:
@@ -272,48 +212,32 @@ class PandaExplorer(ExplorerBase):
         self.run_stages([(label, lambda: lib.experiment(cfg, seed, progress=tick))], keep)
 
     def plan_note(self) -> str:
-        """What a Run at the current settings costs, said before it: read from the cache, or
-        computed (and how long, from the recorded timings)."""
+        """What a Run costs, said before it: a cache read, or a computation (how long)."""
         if self._error():
             return ""
         cfg = self.config()
         claims = "the claims' run" if cfg == lib.config_for("quick") else "not the claims' run"
         if lib.in_cache(cfg, self.seed):
             return f"**This Run** ({claims}) is in the cache: it reads it (seconds)."
-        eta = run_seconds(cfg.panda.iterations)
-        text = (f"**This Run** ({claims}) is not in the cache: it computes"
+        eta, short = run_seconds(cfg.panda.iterations), run_seconds(SHORT_ITERATIONS)
+        return (f"**This Run** ({claims}) is not in the cache: it computes"
                 + ("" if eta is None else f", about {duration(eta)} on 2 cores")
-                + " (benchmarks/panda/panda_timings.csv; longer on busy cores), then caches it.")
-        if cfg.panda.iterations > SHORT_ITERATIONS:
-            short = run_seconds(SHORT_ITERATIONS)
-            text += (f" A short run: *Iterations* {SHORT_ITERATIONS}"
-                     + ("" if short is None else f" (about {duration(short)})")
-                     + ", PANDA far from converged.")
-        return text
+                + " (panda_timings.csv; longer on busy cores), then caches it."
+                + ("" if cfg.panda.iterations <= SHORT_ITERATIONS else
+                   f" A short run: *Iterations* {SHORT_ITERATIONS}"
+                   + ("" if short is None else f" (about {duration(short)})")
+                   + ", PANDA far from converged."))
 
-    @param.depends("tau", "gamma", "n_states", "n_actions", "target", "incentive_cost",
-                   "rho0", "rho_growth", "lr", "lr_x", "anneal", "iterations", "grid",
-                   "methods", watch=True, on_init=True)
+    @param.depends(*_GAME, *_LIVE, "grid", "methods", watch=True, on_init=True)
     def _update_alert(self) -> None:
         self._show_error()
 
-    # ------------------------------------------------------------------ layout
-    def control_column(self) -> pn.Column:
-        """Live controls first (the schedule figures follow them at once); the game and the
-        baselines only matter for a Run, so they sit below with the button and its status."""
-        on_run = [p for p in self._SETTINGS if p not in self._LIVE] + ["run"]
-        return pn.Column(pn.pane.Markdown("**PANDA's schedule** (live)"),
-                         self.controls(list(self._LIVE)),
-                         pn.pane.Markdown("**Game, baselines, oracle** (press Run)"),
-                         self.controls(on_run), self.run_status, width=320)
-
     def result_panes(self) -> list:
-        convergence, ni, rho = self.run_panes()
-        return [*rows([convergence, self._landscape, ni, rho]), self._summary]
+        convergence, ni, rho, sampled = self.run_panes()
+        return [*rows([convergence, self._landscape, ni, rho, sampled]), self._summary]
 
 
-# ---------------------------------------------------------------------- figures (shared
-# with the notebook: each takes the lib's figure_*_data output; draw a Chart with ``show``)
+# ------------------------------------------------------ figures (shared with the notebook)
 def penalty_chart(data: dict) -> Chart:
     """The penalty rho_k against iteration (``data``: :meth:`PandaExplorer.schedule`)."""
     return Chart("Penalty on the NI gap", "iteration k", "penalty rho_k",
@@ -329,56 +253,58 @@ def step_chart(data: dict) -> Chart:
 
 
 def convergence_chart(data: dict) -> Chart:
-    """F1: Phi(x_k) / Phi* (log) against first-order oracle calls for PANDA and the related
-    baselines (equal budgets); the ignore-response reference (it counts no oracle calls) as
-    its final value over the budget, and Phi* itself (ratio 1)."""
+    """F1: Phi(x_k) / Phi* (log) against oracle calls (equal budgets); the ignore-response
+    reference (no oracle calls) as its final value, and Phi* (ratio 1)."""
     rows = data["rows"]
     budget = max((r["calls"] for r in rows), default=1) or 1
     series = []
-    for method in dict.fromkeys(r["method"] for r in rows):
-        pts = [r for r in rows if r["method"] == method]
-        if method == "ignore":
-            final = pts[-1]["ratio"]
-            series.append(Series(METHOD_COLORS[method], [0, budget], [final, final],
-                                 METHOD_SHORT[method], dash="dotted"))
-        else:
-            series.append(Series(METHOD_COLORS[method], [r["calls"] for r in pts],
-                                 [r["ratio"] for r in pts], METHOD_SHORT[method]))
+    for m in dict.fromkeys(r["method"] for r in rows):
+        pts = [r for r in rows if r["method"] == m]
+        x, y = ([0, budget], [pts[-1]["ratio"]] * 2) if m == "ignore" else (
+            [r["calls"] for r in pts], [r["ratio"] for r in pts])
+        series.append(Series(METHOD_COLORS[m], x, y, METHOD_SHORT[m],
+                             dash="dotted" if m == "ignore" else "solid"))
     series.append(Series("black", [0, budget], [1.0, 1.0], "Phi*", dash="dashed", width=1))
     return Chart("Upper-level objective", "first-order oracle calls", "Phi(x_k) / Phi*",
                  series, y_log=True, height=340)
 
 
 def ni_chart(data: dict) -> Chart:
-    """F2: the Nikaido-Isoda gap (log) of PANDA's policies and of the related baselines'
-    against first-order oracle calls (equal budgets)."""
-    series = [Series(METHOD_COLORS["panda"], [r["calls"] for r in data["rows"]],
-                     [r["ni"] for r in data["rows"]], METHOD_SHORT["panda"])]
-    for name in lib.RELATED:
-        rows = data.get(name) or []
-        if rows:
-            series.append(Series(METHOD_COLORS[name], [r["calls"] for r in rows],
-                                 [r["ni"] for r in rows], METHOD_SHORT[name]))
+    """F2: the NI gap (log) of each method's policies against oracle calls."""
+    lines = {"panda": data["rows"], **{m: data.get(m) or [] for m in lib.RELATED}}
+    series = [Series(METHOD_COLORS[m], [r["calls"] for r in pts], [r["ni"] for r in pts],
+                     METHOD_SHORT[m]) for m, pts in lines.items() if pts]
     return Chart(f"NI gap (final PANDA {data['final_ni']:.1e})", "first-order oracle calls",
                  "Nikaido-Isoda gap", series, y_log=True, height=300)
 
 
 def rho_chart(data: dict) -> Chart:
     """F2: PANDA's penalty rho_k against iteration."""
-    rows = data["rows"]
-    return Chart("PANDA's penalty", "iteration k", "penalty rho_k",
-                 [Series("black", [r["iteration"] for r in rows], [r["rho"] for r in rows])],
+    k, rho = zip(*((r["iteration"], r["rho"]) for r in data["rows"]))
+    return Chart("PANDA's penalty", "iteration k", "penalty rho_k", [Series("black", k, rho)],
                  height=300)
 
 
+def sampled_chart(data: dict) -> Chart:
+    """F4: relative Phi gap (log) against sampled transitions: per method the geometric mean
+    over ``data["seeds"]`` and, over several seeds, its 95% t-interval (thin dashed)."""
+    series, n = [], len(data["seeds"])
+    for m in dict.fromkeys(r["method"] for r in data["summary"]):
+        pts = [r for r in data["summary"] if r["method"] == m]
+        x = [r["transitions"] for r in pts]
+        series.append(Series(METHOD_COLORS[m], x, [r["mean"] for r in pts], METHOD_SHORT[m]))
+        series += [Series(METHOD_COLORS[m], x, [r[k] for r in pts], dash="dashed", width=1)
+                   for k in ("lo", "hi") if n > 1]
+    return Chart(f"Sampled gradients, equal budget ({n} seed{'s' * (n > 1)})",
+                 "sampled transitions", "|Phi(x) - Phi*| / Phi*", series, y_log=True,
+                 height=320)
+
+
 def landscape_figure(data: dict):
-    """F3: log10 Phi(x) on the oracle's grid, every method's trajectory, the brute-force x*
-    and the design incentive x_dag (a Bokeh figure; in a notebook wrap it in
-    ``pn.pane.Bokeh``). The legend sits above the frame."""
+    """F3: log10 Phi(x) on the oracle's grid with every trajectory, x* and x_dag (Bokeh)."""
     x0, x1 = np.asarray(data["x0"], float), np.asarray(data["x1"], float)
     z = np.log10(np.maximum(np.asarray(data["phi"], float), 1e-300))  # indexed [i1, i0]
-    dx = (x0[-1] - x0[0]) / max(len(x0) - 1, 1)
-    dy = (x1[-1] - x1[0]) / max(len(x1) - 1, 1)
+    dx, dy = ((v[-1] - v[0]) / max(len(v) - 1, 1) for v in (x0, x1))
     fig = bokeh_figure(title="Phi(x) landscape", x_axis_label="incentive x_1",
                        y_axis_label="incentive x_2", height=340, sizing_mode="stretch_width",
                        min_width=300, tools="pan,wheel_zoom,box_zoom,reset,save",
@@ -390,73 +316,35 @@ def landscape_figure(data: dict):
               dw=float(x0[-1] - x0[0] + dx), dh=float(x1[-1] - x1[0] + dy),
               color_mapper=mapper)
     fig.add_layout(ColorBar(color_mapper=mapper, title="log10 Phi", width=10), "right")
-    items = []
-    for method, p in data["paths"].items():
-        r = fig.line(p["x0"], p["x1"], line_color=METHOD_COLORS[method], line_width=2,
-                     line_dash=METHOD_DASH.get(method, "solid"))
-        items.append(LegendItem(label=METHOD_SHORT[method], renderers=[r]))
-    r = fig.scatter([data["x_star"][0]], [data["x_star"][1]], marker="x", size=14,
-                    line_color="white", line_width=3)
-    items.append(LegendItem(label="x* (brute force)", renderers=[r]))
-    r = fig.scatter([data["x_dag"][0]], [data["x_dag"][1]], marker="circle", size=9,
-                    color="orange")
-    items.append(LegendItem(label="x_dag", renderers=[r]))
+    items = [LegendItem(label=METHOD_SHORT[m], renderers=[fig.line(
+        p["x0"], p["x1"], line_color=METHOD_COLORS[m], line_width=2,
+        line_dash=METHOD_DASH.get(m, "solid"))]) for m, p in data["paths"].items()]
+    items += [LegendItem(label="x* (brute force)", renderers=[fig.scatter(
+                  [data["x_star"][0]], [data["x_star"][1]], marker="x", size=14,
+                  line_color="white", line_width=3)]),
+              LegendItem(label="x_dag", renderers=[fig.scatter(
+                  [data["x_dag"][0]], [data["x_dag"][1]], marker="circle", size=9,
+                  color="orange")])]
     fig.add_layout(Legend(items=items, orientation="horizontal", click_policy="hide",
                           label_text_font_size="11px", spacing=8, padding=2, margin=2,
                           border_line_alpha=0), "above")
     return fig
 
 
-def summary_markdown(exp: dict) -> str:
-    """A small table of the final numbers of one experiment."""
-    star = exp["phi_star"]
-    lines = ["| method | final x | Phi(x) | Phi / Phi* | NI gap of its (pi, nu) |",
-             "|---|---|---|---|---|"]
-    for method, f in exp["final"].items():
-        x = ", ".join(f"{v:.3f}" for v in f["x"])
-        lines.append(f"| {lib.METHOD_LABELS[method]} | ({x}) | {f['phi']:.5g} | "
-                     f"{f['phi'] / star:.4f} | {f['ni']:.2e} |")
-    det = exp["detector"]
-    lines.append("")
-    lines.append(f"Brute-force Phi* = {star:.6g} at x* = ({exp['x_star'][0]:.3f}, "
-                 f"{exp['x_star'][1]:.3f}); max NI over the landscape "
-                 f"{exp['landscape']['max_ni']:.1e}.  Second-order events: PANDA "
-                 f"{det['panda_run']['events'] + det['panda_window']['events']}, unrolled "
-                 f"baseline {det['unrolled_window']['events']}.")
-    return "\n".join(lines)
-
-
-def run_seconds(iterations: int, path: Path = TIMINGS_CSV) -> float | None:
-    """Wall seconds of a Run from an empty cache at ``iterations`` PANDA steps (default grid
-    and methods): the least-squares line through the recorded runs of
-    ``benchmarks/panda/panda_timings.csv`` (None without two distinct step counts)."""
-    if not path.exists():
-        return None
-    with path.open(newline="") as f:
-        pts = [(float(r["panda_iterations"]), float(r["wall_s"])) for r in csv.DictReader(f)]
-    if len({n for n, _ in pts}) < 2:
-        return None
-    slope, intercept = np.polyfit(*np.array(pts).T, 1)
-    return max(float(intercept + slope * iterations), 0.0)
-
-
 def _eta_text(iterations: int) -> str:
-    eta = run_seconds(iterations)
-    return "several minutes" if eta is None else duration(eta)
+    return "several minutes" if (eta := run_seconds(iterations)) is None else duration(eta)
 
 
 Explorer = PandaExplorer
 create_app = app_factory(Explorer, lambda: (  # the recorded timings, read at page build
     "## PANDA: bilevel optimisation over saddle points of zero-sum Markov games\n\n"
-    "Zheng, King, Lu, *Bilevel Optimization over Saddle Points of Zero-Sum Markov "
-    "Games*, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). An "
-    "incentive x steers an entropy-regularised zero-sum Markov game towards target "
-    "policies; PANDA penalises the Nikaido-Isoda gap with a growing rho_k and uses "
-    "only first-order (Danskin) gradients. **Run** solves the Phi(x) landscape and "
-    f"runs PANDA ({CLAIMS_ITERATIONS} steps by default: the claims' run) and the "
-    "baselines: seconds once the claims or the notebook cached it, else about "
-    f"{_eta_text(CLAIMS_ITERATIONS)} on 2 cores (the line under the Run button says "
-    f"which); a short run of {SHORT_ITERATIONS} steps is an option."))
+    "Zheng, King, Lu, ICML 2026 ([arXiv 2605.26654](https://arxiv.org/abs/2605.26654)). "
+    "An incentive x steers an entropy-regularised zero-sum Markov game; PANDA penalises "
+    "the Nikaido-Isoda gap with a growing rho_k, first order only (Danskin). **Run**: "
+    f"the landscape, PANDA ({CLAIMS_ITERATIONS} steps: the claims' run), the baselines and "
+    "the sampled comparison: seconds once cached, else about "
+    f"{_eta_text(CLAIMS_ITERATIONS)} on 2 cores (the line under Run says which); a short "
+    f"run of {SHORT_ITERATIONS} steps is an option."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()

@@ -38,22 +38,27 @@ of the paper are not public: ``rho_k = 1 + 0.01 k`` with Adam(0.02) for 6000 ste
 start (x0 = 0, uniform policies) comes from the spec's probe.
 
 Baselines, compared with PANDA at equal first-order oracle calls from the same start (the
-abstract's "closely related baselines"): unrolled descent-ascent differentiated through ``K``
-GDA steps (second order, ``create_graph=True``) and approximate implicit differentiation (GDA
-steps, then MINRES on Hessian-vector products). References: ignore-the-response (the partial
-gradient ``d f / d x``, which is 0 at x0 = 0), implicit differentiation at the exact
-equilibrium (Newton with analytic Jacobians), and brute force on a grid + zoom for ``Phi*``.
+abstract's "closely related baselines"; the headline compares them with sampled gradients
+at an equal sample budget, :mod:`~icml26.panda.sampled`): unrolled descent-ascent
+differentiated through ``K`` GDA steps (second order, ``create_graph=True``) and approximate
+implicit differentiation (GDA steps, then MINRES on Hessian-vector products). References:
+ignore-the-response (the partial gradient ``d f / d x``, which is 0 at x0 = 0), implicit
+differentiation at the exact equilibrium (Newton with analytic Jacobians), and brute force on
+a grid + zoom for ``Phi*``.
 
 Reconstructed (ours, not the paper's): the instance family (reachable targets: the saddle
 point at a hidden incentive of norm 2.5), the target-steering objective, the final step-size
 anneal, the Shapley + Newton solver of the exact equilibrium (evaluation and references only),
 the soft-policy-iteration best responses on the known model (the paper samples policy
-gradients), the baselines' step sizes and the oracle-call accounting, the detector.
+gradients; the headline's comparison samples transitions from a generative model instead),
+the baselines' step sizes and the oracle-call accounting, the detector.
 
 Package layout (one idea per module): :mod:`~icml26.panda.game` (the game, values, soft best
 responses, NI gap, ``f``), :mod:`~icml26.panda.equilibrium` (the exact saddle point, ``Phi``,
 the landscape, the instances), :mod:`~icml26.panda.methods` (PANDA, the trace, oracle calls),
 :mod:`~icml26.panda.baselines` (the related baselines and the references),
+:mod:`~icml26.panda.sampled` (issue 48: every method on sampled transitions at an equal sample
+budget, the headline's setting),
 :mod:`~icml26.panda.detector` (the second-order detector), :mod:`~icml26.panda.oracle`
 (brute-force ``Phi*``), :mod:`~icml26.panda.experiments` (configs, one seed's run, figure
 data), :mod:`~icml26.panda.claims` (the claims).
@@ -79,6 +84,8 @@ from icml26.panda.claims import (
     claims,
     claims_for,
     gaps,
+    sampled_comparison,
+    sampled_gaps,
 )
 from icml26.panda.detector import SecondOrderDetector
 from icml26.panda.equilibrium import (
@@ -106,6 +113,7 @@ from icml26.panda.experiments import (
     figure_convergence_data,
     figure_landscape_data,
     figure_ni_data,
+    figure_sampled_data,
     in_cache,
     run_experiment,
 )
@@ -125,6 +133,7 @@ from icml26.panda.game import (
 )
 from icml26.panda.methods import PandaConfig, Trace, anneal_factor, evaluate, panda
 from icml26.panda.oracle import OracleConfig, brute_force
+from icml26.panda.sampled import LR_GRID, TUNING_SEED, SampledConfig, run_sampled
 
 __all__ = [
     "BaselineConfig", "aid_hypergradient", "gda_steps", "hypergradient", "ignore_response",
@@ -137,4 +146,6 @@ __all__ = [
     "policy_value", "reward", "upper_objective", "claims", "claims_for", "SPECS", "CLAIM_SPECS",
     "baseline_comparison", "gaps", "RELATED", "SecondOrderDetector", "PandaConfig", "Trace",
     "anneal_factor", "evaluate", "panda", "OracleConfig", "brute_force",
+    "sampled_comparison", "sampled_gaps", "SampledConfig", "run_sampled", "LR_GRID",
+    "TUNING_SEED", "figure_sampled_data",
 ]

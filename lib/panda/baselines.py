@@ -127,7 +127,7 @@ def minres(matvec, b: torch.Tensor, iters: int) -> torch.Tensor:
     return w_out
 
 
-class _Budgeted:
+class BudgetedRun:
     """The loop state every budgeted baseline shares: ``x`` under PANDA's Adam step, the
     lower-level logits (cold: 0), the oracle-call count and records at evenly spaced budgets."""
 
@@ -175,7 +175,7 @@ def unrolled_gda(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(),
     kept differentiable (``create_graph=True``), then Adam on ``x`` with the gradient of
     ``f(x, pi_K(x), nu_K(x))`` through them. ``2K`` oracle calls per outer step."""
     cfg.validate()
-    run = _Budgeted("unrolled", game, cfg, budget, x0)
+    run = BudgetedRun("unrolled", game, cfg, budget, x0)
     eta = cfg.inner_step_size
     while run.running():
         x = run.x
@@ -215,7 +215,7 @@ def implicit_aid(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(),
     """Approximate implicit differentiation: per outer step ``T`` GDA steps from the previous
     logits, then :func:`aid_hypergradient` and Adam on ``x``. ``T + L + 2`` calls a step."""
     cfg.validate()
-    run = _Budgeted("implicit", game, cfg, budget, x0)
+    run = BudgetedRun("implicit", game, cfg, budget, x0)
     while run.running():
         run.zp, run.zn = gda_steps(game, run.x, run.zp, run.zn, cfg.implicit_inner_steps,
                                    cfg.inner_step_size)

@@ -23,14 +23,26 @@ from icml26.panda.experiments import (
     run_experiment,
 )
 
-#: No ``CLAIMS_VERSION`` bump (it stays 1): issue 28 gave the rows roles and quoted the
-#: abstract, but no measurement, op, threshold or expectation changed.
-#: name: ClaimSpec. Roles (issue 28): the abstract's result
-#: is "Experiments demonstrate the superior performance of PANDA over closely related
-#: baselines" -- the headline, measured by ``beats_related_baselines``; it holds on 3 of 32
-#: seeds (before the numeric pins) and stays reported failing. What holds is the method's
-#: own behaviour -- first-order convergence to a stationary point that is a saddle point of
-#: the lower level (mechanism); the rest are harness checks.
+#: 2 (issue 48): the headline is measured in the paper's stochastic setting (sampled
+#: gradients at an equal sample budget, compared on Phi; the NI gap reported beside it), and
+#: renamed ``beats_related_baselines`` -> ``beats_related_baselines_sampled``.
+CLAIMS_VERSION = 2
+
+#: name: ClaimSpec. Roles (issue 28): the abstract's result is "Experiments demonstrate the
+#: superior performance of PANDA over closely related baselines" -- the headline. Issue 48
+#: (its diagnosis: ``benchmarks/panda/panda_ni_floor.py``): the old measurement took the worst
+#: over the Phi gap and the NI gap with exact gradients, where PANDA's NI gap is O(1/rho_k)
+#: by construction and exact Hessian-vector products make implicit differentiation strong;
+#: the abstract's advantage is sample complexity without second-order information, so the
+#: headline now compares the final Phi gap at an equal budget of sampled transitions
+#: (:mod:`icml26.panda.sampled`; a Hessian-vector product costs two gradient evaluations,
+#: step sizes tuned alike on seed 1000). It still fails (fresh seeds 100-104: 0 of 5, worst
+#: ratio 2e-5 to 0.045): PANDA's 4-batch steps give noisy, biased plug-in Danskin gradients
+#: and its x settles far from x*; seeds 0-15: 0 of 16, mean 0.043
+#: (``benchmarks/panda/panda_sampled_bias.csv``: at the same 1500 iterations its gap falls
+#: from 6.7 / 2.1 to 0.058 / 8e-4 on seeds 0 / 1 with 256 times the draws per step).
+#: What holds is the method's own behaviour -- first-order convergence to a stationary
+#: point that is a saddle point of the lower level (mechanism); the rest are harness checks.
 CLAIM_SPECS = {
     "panda_optimal": ClaimSpec(
         statement="PANDA (first order, cold start) reaches the bilevel optimum: "
@@ -44,12 +56,14 @@ CLAIM_SPECS = {
         op="<", threshold=1e-4, expected=True, role="mechanism", unit="each",
         source="the UL objective is optimized through the saddle-point equilibrium induced by "
                "the LL game"),
-    "beats_related_baselines": ClaimSpec(
+    "beats_related_baselines_sampled": ClaimSpec(
         statement="\"Experiments demonstrate the superior performance of PANDA over closely "
-                  "related baselines\": PANDA beats unrolled descent-ascent and implicit "
-                  "differentiation at equal first-order oracle calls from the same start: worst "
-                  "ratio baseline gap / PANDA gap over both baselines and both gaps (objective, "
-                  "NI) > 1",
+                  "related baselines\": with sampled gradients (a generative model) at an equal "
+                  "budget of sampled transitions, from the same start, step sizes tuned alike, "
+                  "PANDA ends with a smaller upper-level gap |Phi(x) - Phi*| / Phi* than "
+                  "unrolled descent-ascent and implicit differentiation (a Hessian-vector "
+                  "product costs two gradient evaluations): worst ratio baseline gap / PANDA "
+                  "gap over both baselines > 1 (NI gaps reported beside it)",
         op=">", threshold=1.0, expected=False, role="headline", unit="mean",
         source="Experiments demonstrate the superior performance of PANDA over closely related "
                "baselines"),
@@ -105,6 +119,22 @@ def baseline_comparison(exp: dict) -> tuple[float, str]:
     return ratios[worst], f"{worst[0]} on the {worst[1]} gap"
 
 
+def sampled_gaps(exp: dict, method: str) -> dict:
+    """The sampled comparison's final gaps of a method (as :func:`gaps`)."""
+    fin = exp["sampled_final"][method]
+    return {"objective": abs(fin["phi"] - exp["phi_star"]) / exp["phi_star"],
+            "ni": max(fin["ni"], 0.0)}
+
+
+def sampled_comparison(exp: dict) -> tuple[float, str]:
+    """The headline: ``min`` over the related baselines of ``Phi gap_baseline / Phi gap_PANDA``
+    in the sampled comparison (> 1: PANDA better than each), and the worst baseline."""
+    ours = sampled_gaps(exp, "panda")["objective"]
+    ratios = {b: sampled_gaps(exp, b)["objective"] / max(ours, 1e-300) for b in RELATED}
+    worst = min(ratios, key=ratios.get)
+    return ratios[worst], worst
+
+
 def claims(seed: int = 0, scale: str = "quick", device: str = "cpu") -> list[Claim]:
     """Every claim at ``scale`` (``"quick"``: the Markov game S = 3), recomputed for ``seed``
     on ``device`` (the game's float64 tensors live there, so the soft Bellman backups of the
@@ -139,30 +169,28 @@ def claims_for(cfg: ExperimentConfig, seed: int = 0, cache: bool = True,
     add("panda_equilibrium", fin["panda"]["ni"],
         f"exact NI of PANDA's final (x, pi, nu); final rho = "
         f"{exp['traces']['panda']['rho'][-1]:.3g}; {sched}")
-    with table.guard(["beats_related_baselines"]):
-        ratio, worst = baseline_comparison(exp)
-        ratios = gap_ratios(exp)
-        ahead = ", ".join(f"{b} {k} x{r:.2g}" for (b, k), r in ratios.items() if r > 1)
-        behind = ", ".join(f"{b} {k} x{r:.2g}" for (b, k), r in ratios.items() if r <= 1)
-        ours = gaps(exp, "panda")
-        per = "; ".join(f"{b}: objective {g['objective']:.2e}, NI {g['ni']:.2e} in "
-                        f"{fin[b]['calls']} calls" for b, g in
-                        ((b, gaps(exp, b)) for b in RELATED))
+    with table.guard(["beats_related_baselines_sampled"]):
+        ratio, worst = sampled_comparison(exp)
+        sf, sc = exp["sampled_final"], cfg.sampled
+        per = "; ".join(
+            f"{m}: Phi gap {g['objective']:.2e}, NI {g['ni']:.2e}, Adam step {sf[m]['lr']:g}, "
+            f"{sf[m]['calls']} batches" for m, g in
+            ((m, sampled_gaps(exp, m)) for m in ("panda",) + RELATED))
+        old, old_worst = baseline_comparison(exp)
         b = cfg.baselines
-        add("beats_related_baselines", ratio,
-            f"worst: {worst}. Gap ratios baseline / PANDA: PANDA ahead on "
-            f"[{ahead or 'none'}], not ahead on [{behind or 'none'}]. The abstract's headline, "
-            f"reported failing, not expected (fails on seeds 0-6; holds on 3 of 32 swept "
-            f"seeds): PANDA's NI stays O(1/rho_k) under its penalty while the "
-            f"baselines' GDA lower level converges to rounding once x settles, and the implicit "
-            f"method's objective gap is on some seeds below PANDA's. PANDA: objective "
-            f"{ours['objective']:.2e}, NI {ours['ni']:.2e} in "
-            f"{fin['panda']['calls']} calls; {per}. Same start (x0 = 0, uniform policies), same "
-            f"Adam({b.lr:g}) step on x with the same anneal; GDA step {b.inner_step_size:g} on "
-            f"logits, K = {b.unrolled_steps} unrolled steps, T = {b.implicit_inner_steps} GDA "
-            f"steps + L = {b.implicit_solver_steps} MINRES Hessian-vector products per implicit "
-            f"step (a call = one value with its gradient, one Hessian-vector product, or one "
-            f"unrolled step differentiated back through); PANDA's {SHORTCUTS}")
+        add("beats_related_baselines_sampled", ratio,
+            f"worst: {worst}. {per}. Equal budget {sc.budget} gradient evaluations = "
+            f"{sc.budget * exp['transitions_per_batch']} sampled transitions ({sc.samples} "
+            f"next-state draw(s) per (s, a, b) per evaluation); one empirical model per outer "
+            f"step from the batches it is charged for: PANDA 4 (one soft-policy-iteration "
+            f"step per best response + 2 Danskin gradients), unrolled 3K = "
+            f"{3 * b.unrolled_steps}, implicit T + 2L + 3 = "
+            f"{b.implicit_inner_steps + 2 * b.implicit_solver_steps + 3} (a Hessian-vector "
+            f"product = 2). Phi and NI by exact solves on the true game (measurement only). "
+            f"Reported failing, not expected (0 of 5 fresh seeds): PANDA's cheap steps (4 "
+            f"batches) give noisy, biased plug-in Danskin gradients (panda_sampled_bias.csv). "
+            f"Exact-gradient comparison (the old measurement, worst over Phi and NI gaps): "
+            f"{old:.3g} ({old_worst})")
     det = exp["detector"]
     unrolled_events = det["unrolled_window"]["events"]
     pr, pw = det["panda_run"], det["panda_window"]

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 
@@ -21,9 +23,10 @@ from icml26.panda.equilibrium import make_game, phi
 from icml26.panda.game import DTYPE, GameConfig, ni_gap, policies
 from icml26.panda.methods import PandaConfig, Trace, evaluate, panda
 from icml26.panda.oracle import OracleConfig, brute_force
+from icml26.panda.sampled import SAMPLED_METHODS, SampledConfig, run_sampled, transitions
 
 PAPER = "panda"
-CACHE_VERSION = 2  # 2: cold-start PANDA, related baselines at its oracle budget
+CACHE_VERSION = 3  # 2: cold-start PANDA, related baselines at its oracle budget; 3: sampled
 METHODS = ("panda", "ignore", "unrolled", "implicit")
 METHOD_LABELS = {
     "panda": "PANDA (NI penalty, Danskin)",
@@ -50,6 +53,7 @@ class ExperimentConfig:
     panda: PandaConfig = PandaConfig()
     baselines: BaselineConfig = BaselineConfig()
     oracle: OracleConfig = OracleConfig()
+    sampled: SampledConfig = SampledConfig()  # issue 48: the headline's sampled comparison
     detector_window: int = 30
     unrolled_window: int = 2
     methods: tuple[str, ...] = METHODS  # the dashboard may run a subset; claims need all
@@ -59,6 +63,7 @@ class ExperimentConfig:
         self.panda.validate()
         self.baselines.validate()
         self.oracle.validate()
+        self.sampled.validate()
         if self.game.n_features != 2:
             raise ValueError(f"the experiment draws a 2-D landscape: n_features must be 2, got "
                              f"{self.game.n_features}")
@@ -82,7 +87,8 @@ SCALES = {
         baselines=BaselineConfig(unrolled_steps=10, implicit_inner_steps=20,
                                  implicit_solver_steps=20, ignore_iterations=300,
                                  exact_iterations=400, record_every=10),
-        oracle=OracleConfig(grid=41, keep=5, rounds=22)),
+        oracle=OracleConfig(grid=41, keep=5, rounds=22),
+        sampled=SampledConfig(budget=30_000)),
 }
 
 
@@ -139,10 +145,19 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
     for i, name in enumerate(m for m in METHODS[1:] if m in cfg.methods):
         report(name, 0.6 + 0.1 * i)
         traces[name] = runners[name]()
-    report("implicit_exact", 0.9)
+    report("implicit_exact", 0.85)
     exact = implicit_oracle(game, cfg.baselines)
+    report("sampled", 0.88)
+    # the headline's comparison (skipped when the config drops a related baseline)
+    sampled = (run_sampled(game, cfg.panda, cfg.baselines, cfg.sampled, seed)
+               if set(RELATED) <= set(cfg.methods) else {})
     report("evaluate", 0.95)
     final = {name: final_numbers(game, evaluate(game, tr)) for name, tr in traces.items()}
+    sampled_final = {name: final_numbers(game, evaluate(game, tr))
+                     for name, tr in sampled.items()}
+    for name, fin in sampled_final.items():
+        fin["transitions"] = transitions(game, cfg.sampled, fin["calls"])
+        fin["lr"] = cfg.sampled.lr(name)
     reference = {"implicit_exact": final_numbers(game, evaluate(game, exact))}
     report("done", 1.0)
     return {
@@ -156,6 +171,9 @@ def run_experiment(cfg: ExperimentConfig = ExperimentConfig(), seed: int = 0,
                       "max_residual": land["max_residual"]},
         "traces": {k: _trace_dict(v) for k, v in traces.items()},
         "final": final, "reference": reference, "budget": budget,
+        "sampled": {k: _trace_dict(v) for k, v in sampled.items()},
+        "sampled_final": sampled_final,
+        "transitions_per_batch": transitions(game, cfg.sampled, 1),
         "detector": {"panda_run": det_run.counts(), "panda_window": det_window.counts(),
                      "unrolled_window": det_unrolled.counts()},
     }
@@ -212,3 +230,86 @@ def figure_landscape_data(exp: dict) -> dict:
              for name, tr in exp["traces"].items()}
     return {"x0": land["x0"], "x1": land["x1"], "phi": land["phi"], "paths": paths,
             "x_star": exp["x_star"], "x_dag": exp["x_dag"], "radius": exp["radius"]}
+
+
+def figure_sampled_data(exps: list[dict]) -> dict:
+    """F4 (issue 48): the relative Phi gap of each method of the sampled comparison against
+    the transitions sampled, per seed (long format), and per method and budget point the
+    geometric mean over the seeds given with a 95% t-interval of the mean of log10(gap) (the
+    gaps span orders of magnitude). The methods record at the same fractions of the budget,
+    so record ``i`` is aligned across seeds."""
+    rows = []
+    for exp in exps:
+        per = exp["transitions_per_batch"]
+        for m in SAMPLED_METHODS:
+            tr = exp["sampled"][m]
+            for i, (c, v) in enumerate(zip(tr["calls"], tr["phi"])):
+                rows.append({"seed": exp["seed"], "method": m, "label": METHOD_LABELS[m],
+                             "record": i, "transitions": c * per,
+                             "gap": abs(v - exp["phi_star"]) / exp["phi_star"]})
+    summary = []
+    for m in SAMPLED_METHODS:
+        for i in sorted({r["record"] for r in rows if r["method"] == m}):
+            pts = [r for r in rows if r["method"] == m and r["record"] == i]
+            lg = torch.tensor([r["gap"] for r in pts], dtype=DTYPE).clamp_min(1e-300).log10()
+            n, mean = len(pts), float(lg.mean())
+            half = _t95(n) * float(lg.std()) / n**0.5 if n > 1 else 0.0
+            summary.append({"method": m, "label": METHOD_LABELS[m], "record": i,
+                            "transitions": sum(r["transitions"] for r in pts) / n,
+                            "mean": 10**mean, "lo": 10 ** (mean - half),
+                            "hi": 10 ** (mean + half)})
+    return {"rows": rows, "summary": summary, "seeds": [e["seed"] for e in exps]}
+
+
+def _t95(n: int) -> float:
+    """Two-sided 95% Student-t quantile for ``n - 1`` degrees of freedom (small n table)."""
+    table = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
+    return table.get(n, 2.0 + 2.5 / max(n - 1, 1))
+
+
+# --------------------------------------------------------------------------- app / notebook text
+#: what :func:`run_experiment`'s progress stages compute (the app shows them while it runs)
+STAGE_TEXT = {"oracle": "brute-force Phi* over the {grid} x {grid} incentive grid",
+              "panda": "PANDA, {iterations} first-order steps from a cold start",
+              "ignore": "reference: descent ignoring the players' response",
+              "unrolled": "baseline: unrolled descent-ascent at PANDA's oracle budget",
+              "implicit": "baseline: implicit differentiation (GDA + MINRES)",
+              "implicit_exact": "reference: exact implicit hypergradient",
+              "sampled": "sampled gradients: every method at an equal sample budget",
+              "evaluate": "true Phi(x_k) along every trace", "done": "done"}
+TIMINGS_CSV = Path(__file__).resolve().parents[2] / "benchmarks" / "panda" / "panda_timings.csv"
+
+
+def summary_markdown(exp: dict) -> str:
+    """A small markdown table of one experiment's final numbers (exact and sampled)."""
+    star, det = exp["phi_star"], exp["detector"]
+    lines = ["| method | final x | Phi(x) | Phi / Phi* | NI gap of its (pi, nu) |",
+             "|---|---|---|---|---|"]
+    finals = [(METHOD_LABELS[m], f) for m, f in exp["final"].items()]
+    finals += [(f"{METHOD_LABELS[m]}, sampled", f)
+               for m, f in exp.get("sampled_final", {}).items()]
+    lines += [f"| {name} | ({', '.join(f'{v:.3f}' for v in f['x'])}) | "
+              f"{f['phi']:.5g} | {f['phi'] / star:.4f} | {f['ni']:.2e} |" for name, f in finals]
+    lines.append(f"\nBrute-force Phi* = {star:.6g} at x* = ({exp['x_star'][0]:.3f}, "
+                 f"{exp['x_star'][1]:.3f}); max NI over the landscape "
+                 f"{exp['landscape']['max_ni']:.1e}.  Second-order events: PANDA "
+                 f"{det['panda_run']['events'] + det['panda_window']['events']}, unrolled "
+                 f"baseline {det['unrolled_window']['events']}.")
+    return "\n".join(lines)
+
+
+def run_seconds(iterations: int, path: Path = TIMINGS_CSV) -> float | None:
+    """Wall seconds of a Run from an empty cache at ``iterations`` PANDA steps: the
+    least-squares line through ``benchmarks/panda/panda_timings.csv`` (None without two
+    distinct step counts)."""
+    if not path.exists():
+        return None
+    with path.open(newline="") as f:
+        pts = [(float(r["panda_iterations"]), float(r["wall_s"])) for r in csv.DictReader(f)]
+    if len({n for n, _ in pts}) < 2:
+        return None
+    mx = sum(n for n, _ in pts) / len(pts)
+    my = sum(w for _, w in pts) / len(pts)
+    slope = (sum((n - mx) * (w - my) for n, w in pts)
+             / sum((n - mx) ** 2 for n, _ in pts))
+    return max(my + slope * (iterations - mx), 0.0)
