@@ -25,6 +25,7 @@ import math
 import numpy as np
 from bokeh.models import (
     AdaptiveTicker,
+    BasicTickFormatter,
     CustomJSTickFormatter,
     FixedTicker,
     LogTicker,
@@ -136,6 +137,8 @@ def style_axis(bokeh_axis, chart: Chart, axis: int, rng: tuple[float, float]) ->
         bokeh_axis.formatter = plain_labels()
     elif chart.log(axis):
         bokeh_axis.formatter = LogTickFormatter()
+    else:  # 150000, not Bokeh's 1.500e+5 from 1e5 on (panda's sampled transitions)
+        bokeh_axis.formatter = BasicTickFormatter(power_limit_high=7)
 
 
 # ---------------------------------------------------------------------- ranges

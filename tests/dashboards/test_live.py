@@ -309,3 +309,10 @@ def test_holoviews_log_axes_get_the_tick_rule_unless_the_figure_sets_its_own():
     assert hvstyle.OURS in ruled.tags
     own = x_ticks(hv.Overlay([curve]).opts(logx=True, xticks=[(0.0625, "1/16"), (0.25, "1/4")]))
     assert list(own.ticks) == [0.0625, 0.25] and hvstyle.OURS not in own.tags
+
+
+def test_a_linear_axis_writes_large_counts_plainly():
+    """panda's sampled transitions were labelled 0.000e+0, 5.000e+4, 1.000e+5."""
+    fig = live.figure(Chart("equal budget", "sampled transitions", "gap",
+                            [Series("#1f77b4", np.array([0.0, 8e4, 1.6e5]), np.ones(3))]))
+    assert fig.xaxis[0].formatter.power_limit_high >= 7

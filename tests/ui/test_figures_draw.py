@@ -45,6 +45,9 @@ def test_every_figure_draws_on_load_after_a_step_and_after_run(offline, app_serv
     open_app(page, f"{app_server}/{slug}")
     problems = figure_problems(page, "on load")
     page.screenshot(path=str(shots_dir() / f"{slug}-load.png"), full_page=True)
+    if run_button(page).count():  # issue 49: the page opens on the paper's result
+        assert page.get_by_text("Recorded result of the default Run").count(), \
+            f"{slug} opened without its recorded default Run"
 
     handle = page.locator(".noUi-handle").first
     default = handle.get_attribute("aria-valuenow")
