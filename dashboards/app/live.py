@@ -199,7 +199,9 @@ def legend_html(chart: Chart) -> str:
         return ""
     note = "; ".join(f"“{html.escape(top)}” lies on “{html.escape(under)}”"
                      for top, under in pairs)
-    note = f'<div style="color:#555">{note} (the one on top has a dash of its own: both are drawn)</div>' if note else ""
+    if note:
+        note = (f'<div style="color:#555">{note} (the one on top has a dash of its own: both '
+                f"are drawn)</div>")
     return f'<div style="font-size:12px;line-height:1.6">{"".join(items)}{note}</div>'
 
 
