@@ -1,10 +1,8 @@
 """Explorer for "GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV Cache" (gsrq).
 
-Live: the bits-per-element readout of the chosen code (K, stages, d, gain mode) and a 2-D
-picture of the shrinkage (k-means centroids sink inside a ring of equal-norm points, GSKM's unit
-shapes stay on it) at its own K (``toy_codes``: :data:`TOY_CODES_WHY`). Run (with progress):
-RQ-kmeans and the configured GSRQ on synthetic KV-like vectors, stage by stage. Also the plot
-functions of the notebook's F1-F4. Serve: ``panel serve dashboards/gsrq.py`` / ``icml26 serve``.
+Live: the rate of the chosen code and a 2-D picture of k-means shrinkage (``toy_codes``:
+:data:`TOY_CODES_WHY`); Run: RQ-kmeans and this GSRQ on synthetic KV-like vectors, stage by
+stage; the notebook's F1-F4. Serve: ``panel serve dashboards/gsrq.py`` / ``icml26 serve``.
 """
 
 from __future__ import annotations
@@ -23,7 +21,10 @@ from icml26.dashboards.app import Chart, ExplorerBase, Series, app_factory, mess
 VARIANT_COLORS = {"RQ-kmeans": "#d62728", "GSRQ (cluster gain)": "#1f77b4",
                   "GSRQ (per-token gain)": "#2ca02c", "fp32 cache": "#7f7f7f",
                   gsrq.EQUAL_RATE: "#8c564b"}
-SPEC_BITS = (0.0625, 0.125, 0.25, 0.5, 1.0)  # the spec's bit grid
+SPEC_BITS = (0.0625, 0.125, 0.25, 0.5, 1.0)  # the spec's bit grid, labelled 1/16 ... 1
+BIT_LABELS = {b: f"1/{round(1 / b)}" if b < 1 else f"{b:g}" for b in (*SPEC_BITS, 2.0)}
+# the LM's recall curves coincide where quantization does not move recall: a dash each
+LM_DASH = {"GSRQ (cluster gain)": "dashed", "GSRQ (per-token gain)": "dotted"}
 
 
 # --------------------------------------------------------------------------- plot functions
@@ -71,7 +72,7 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
     the fp32 cache (the ceiling), dotted: chance (recall on 0-1); a diamond: equal-rate RQ."""
     base = next(r for r in rows if r["variant"] == "fp32 cache")
     bits = sorted({r["bits"] for r in rows if r["stages"]})
-    ticks = [(b, f"{b:g}") for b in (*SPEC_BITS, 2.0) if bits[0] / 1.01 <= b <= bits[-1] * 1.5]
+    ticks = [(b, t) for b, t in BIT_LABELS.items() if bits[0] / 1.01 <= b <= bits[-1] * 1.5]
     panels = []
     for metric, ylabel, note in (("ppl", "perplexity", "dashed: fp32 cache"), (
             "passkey", "key-recall digit accuracy", "dashed: fp32, dotted: chance")):
@@ -80,7 +81,8 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
             pts = sorted((r["bits"], r[metric]) for r in rows if r["variant"] == label)
             marker = dict(marker="diamond", size=11) if label == gsrq.EQUAL_RATE else {}
             layers += [hv.Curve(pts, "bits per element", ylabel, label=label).opts(
-                color=VARIANT_COLORS[label]), hv.Scatter(pts, "bits per element", ylabel)
+                color=VARIANT_COLORS[label], line_dash=LM_DASH.get(label, "solid")),
+                hv.Scatter(pts, "bits per element", ylabel)
                 .opts(color=VARIANT_COLORS[label], **marker)] if pts else []
         layers += [hv.HLine(base[metric]).opts(color=VARIANT_COLORS["fp32 cache"],
                                                line_dash="dashed")] + ([hv.HLine(
@@ -329,9 +331,8 @@ class GSRQExplorer(ExplorerBase):
                          f"{qcfg.gain} gain, {qcfg.rule} rule, norm tail {dcfg.norm_tail:g}, "
                          f"N = {dcfg.n}, seed {seed}"}
 
-        self.run_stages([
-            (f"synthetic KV-like data ({dcfg.n} vectors of d = {dcfg.dim}, norm tail "
-             f"{dcfg.norm_tail:g})", make_data),
+        self.run_stages([(f"synthetic KV-like data ({dcfg.n} vectors of d = {dcfg.dim}, norm "
+                           f"tail {dcfg.norm_tail:g})", make_data),
             (f"RQ-kmeans: {qcfg.stages} stages of K = {qcfg.n_codes}", lambda: fit(kmeans)),
             (f"GSRQ ({qcfg.gain} gain, {qcfg.rule} rule): {qcfg.stages} stages of "
              f"K = {qcfg.n_codes}", lambda: fit(qcfg)),
@@ -341,10 +342,9 @@ class GSRQExplorer(ExplorerBase):
 Explorer = GSRQExplorer
 create_app = app_factory(Explorer, (
     "## GSRQ: gain-shape residual quantization (gsrq)\n\n"
-    "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit "
-    "KV Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). "
-    "Live: the rate of the chosen code and a 2-D picture of k-means shrinkage; "
-    "**Run** quantizes synthetic KV-like vectors stage by stage."))
+    "Kim, Park, Chung & Chung, *GSRQ: Gain-Shape Residual Quantization for Sub-1-bit KV "
+    "Cache*, ICML 2026 ([arXiv 2607.01065](https://arxiv.org/abs/2607.01065)). Live: the rate "
+    "of the code and 2-D k-means shrinkage; **Run** quantizes KV-like vectors stage by stage."))
 
 if __name__.startswith("bokeh"):
     create_app().servable()
