@@ -178,16 +178,24 @@ def unrolled_gda(game: MarkovGame, cfg: BaselineConfig = BaselineConfig(),
     run = BudgetedRun("unrolled", game, cfg, budget, x0)
     eta = cfg.inner_step_size
     while run.running():
-        x = run.x
-        zp, zn = run.zp.clone().requires_grad_(True), run.zn.clone().requires_grad_(True)
-        for _ in range(cfg.unrolled_steps):
-            gp, gn = value_grad(game, x, zp, zn, create_graph=True)
-            zp, zn = zp + eta * gp, zn - eta * gn
-        loss = upper_objective(game, x, torch.softmax(zp, -1), torch.softmax(zn, -1))
-        (grad_x,) = torch.autograd.grad(loss.sum(), x)
-        run.zp, run.zn = zp.detach(), zn.detach()
-        run.step(grad_x)
+        run.step(unrolled_hypergradient(run, game, game, cfg.unrolled_steps, eta))
     return run.done()
+
+
+def unrolled_hypergradient(run: BudgetedRun, inner: MarkovGame, upper: MarkovGame,
+                           steps: int, eta: float) -> torch.Tensor:
+    """d/dx of ``upper``'s objective at ``steps`` gradient descent-ascent steps on ``inner``
+    from ``run``'s logits, differentiated through them; ``run``'s logits move to the last
+    step's (``inner`` is the true game, or a sampled one in :mod:`icml26.panda.sampled`)."""
+    x = run.x
+    zp, zn = run.zp.clone().requires_grad_(True), run.zn.clone().requires_grad_(True)
+    for _ in range(steps):
+        gp, gn = value_grad(inner, x, zp, zn, create_graph=True)
+        zp, zn = zp + eta * gp, zn - eta * gn
+    loss = upper_objective(upper, x, torch.softmax(zp, -1), torch.softmax(zn, -1))
+    (grad_x,) = torch.autograd.grad(loss.sum(), x)
+    run.zp, run.zn = zp.detach(), zn.detach()
+    return grad_x
 
 
 def aid_hypergradient(game: MarkovGame, x, zp, zn, solver_steps: int) -> torch.Tensor:

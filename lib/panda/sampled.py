@@ -43,7 +43,7 @@ from icml26.panda.baselines import (
     BudgetedRun,
     aid_hypergradient,
     gda_steps,
-    value_grad,
+    unrolled_hypergradient,
 )
 from icml26.panda.game import (
     DTYPE,
@@ -172,14 +172,7 @@ def baseline_sampled(game: MarkovGame, method: str, bcfg: BaselineConfig,
     while run.running():
         g = sampled_game(game, run.cost, scfg.samples, gen)
         if method == "unrolled":
-            x = run.x
-            zp, zn = run.zp.clone().requires_grad_(True), run.zn.clone().requires_grad_(True)
-            for _ in range(cfg.unrolled_steps):
-                gp, gn = value_grad(g, x, zp, zn, create_graph=True)
-                zp, zn = zp + eta * gp, zn - eta * gn
-            loss = upper_objective(game, x, torch.softmax(zp, -1), torch.softmax(zn, -1))
-            (grad_x,) = torch.autograd.grad(loss.sum(), x)
-            run.zp, run.zn = zp.detach(), zn.detach()
+            grad_x = unrolled_hypergradient(run, g, game, cfg.unrolled_steps, eta)
         else:
             run.zp, run.zn = gda_steps(g, run.x, run.zp, run.zn, cfg.implicit_inner_steps, eta)
             grad_x = aid_hypergradient(g, run.x, run.zp, run.zn, cfg.implicit_solver_steps)
