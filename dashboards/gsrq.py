@@ -74,8 +74,8 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
     bits = sorted({r["bits"] for r in rows if r["stages"]})
     ticks = [(b, t) for b, t in BIT_LABELS.items() if bits[0] / 1.01 <= b <= bits[-1] * 1.5]
     panels = []
-    for metric, ylabel, note in (("ppl", "perplexity", "dashed: fp32 cache"), (
-            "passkey", "key-recall digit accuracy", "dashed: fp32, dotted: chance")):
+    # titles name the metric only (a longer one was cut off); the caption names the lines
+    for metric, ylabel in (("ppl", "perplexity"), ("passkey", "key-recall digit accuracy")):
         layers = []  # the curves first: an overlay takes its axis names from its first layer
         for label in (*gsrq.VARIANTS, gsrq.EQUAL_RATE):
             pts = sorted((r["bits"], r[metric]) for r in rows if r["variant"] == label)
@@ -89,7 +89,7 @@ def tiny_lm_plot(rows: list[dict]) -> hv.Layout:
             base["chance"]).opts(color="black", line_dash="dotted")] if metric == "passkey"
             and "chance" in base else [])
         panels.append(hv.Overlay(layers).opts(
-            title=f"tiny LM: {ylabel} ({note})", logx=True, xticks=ticks or None,
+            title=f"tiny LM: {ylabel}", logx=True, xticks=ticks or None,
             responsive=True, min_height=300, logy=metric == "ppl", legend_position="top_right",
             **({"ylim": (0, 1.02), "show_legend": False} if metric == "passkey" else {})))
     return hv.Layout(panels).cols(2)
